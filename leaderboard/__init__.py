@@ -1,0 +1,1 @@
+"""The leaderboard site: settings, URLs, models of methods, entries and scores, views and admin."""

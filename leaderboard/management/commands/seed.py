@@ -1,0 +1,16 @@
+"""Load the seed data shipped with the project: the almanac's reported scores (L2 and L3)."""
+
+from pathlib import Path
+
+from django.core.management import BaseCommand, call_command
+
+SEED_DIR = Path(__file__).resolve().parents[2] / "seed"
+ALMANAC_FILES = ["almanac_kernelbench_l2.txt", "almanac_kernelbench_l3.txt"]
+
+
+class Command(BaseCommand):
+    help = "Import the shipped seed data (idempotent: re-running changes nothing)."
+
+    def handle(self, *args, **options):
+        for name in ALMANAC_FILES:
+            call_command("import_almanac", str(SEED_DIR / name), verbosity=options["verbosity"])

@@ -1,0 +1,38 @@
+"""Models of the leaderboard: what was measured (catalogue), how (metrics), the numbers (scores) and runs."""
+
+from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, Level, Method, MethodKind
+from leaderboard.models.metrics import Aggregation, Denominator, Direction, Metric, ThresholdOp
+from leaderboard.models.runs import (
+    ApiToken,
+    EvaluationRun,
+    KernelSource,
+    Submission,
+    SubmissionKernel,
+    TaskResult,
+)
+from leaderboard.models.scores import CurationState, Provenance, Score, Source
+
+__all__ = [
+    "Aggregation",
+    "ApiToken",
+    "Baseline",
+    "Benchmark",
+    "CurationState",
+    "Denominator",
+    "Direction",
+    "Entry",
+    "EvaluationRun",
+    "Hardware",
+    "KernelSource",
+    "Level",
+    "Method",
+    "MethodKind",
+    "Metric",
+    "Provenance",
+    "Score",
+    "Source",
+    "Submission",
+    "SubmissionKernel",
+    "TaskResult",
+    "ThresholdOp",
+]

@@ -1,0 +1,175 @@
+"""Submissions of kernel bundles, their evaluation runs and per-task results, and API tokens."""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from leaderboard.models.catalogue import Entry, Hardware
+
+
+class Submission(models.Model):
+    """A kernel bundle uploaded for one entry; its life is received → … → completed/failed/errored."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", "Received"
+        VALIDATED = "validated", "Validated"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"  # the submission's fault, with a reason
+        ERRORED = "errored", "Errored"  # infrastructure, retried
+        CANCELLED = "cancelled", "Cancelled"
+
+    TERMINAL = frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED})
+
+    class Format(models.TextChoices):
+        RUNS_ARCHIVE = "runs_archive", "KernelBench runs/ folder (zip or tar.gz)"
+        LEADERBOARD_JSON = "leaderboard_json", "KernelBench leaderboard JSON"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions")
+    entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="submissions")
+    suite = models.CharField(max_length=40, default="builtin", help_text="Task suite the bundle targets.")
+    hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.RECEIVED)
+    reason = models.TextField(blank=True)
+    bundle_format = models.CharField(max_length=20, choices=Format.choices)
+    bundle_name = models.CharField(max_length=255, blank=True)
+    bundle_sha256 = models.CharField(max_length=64)
+    total = models.PositiveIntegerField(default=0, help_text="Kernels to evaluate in the current run.")
+    done = models.PositiveIntegerField(default=0)
+    counts_against_quota = models.BooleanField(default=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["status", "updated"]), models.Index(fields=["user", "created"])]
+
+    def __str__(self):
+        return f"Submission #{self.pk} ({self.status})"
+
+    def get_absolute_url(self):
+        return reverse("submissions:detail", args=[self.pk])
+
+
+class KernelSource(models.Model):
+    """A kernel file's text, stored once per content hash."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    text = models.TextField()
+    size = models.PositiveIntegerField()
+
+    def __str__(self):
+        return self.sha256[:12]
+
+
+class SubmissionKernel(models.Model):
+    """One kernel of a bundle: task × sample → source. Sample 0 ranks; others are kept."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="kernels")
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="+")
+    sample = models.PositiveIntegerField(default=0)
+    source = models.ForeignKey(KernelSource, on_delete=models.PROTECT, related_name="+")
+    file_name = models.CharField(max_length=255)
+
+    class Meta:
+        ordering = ["task__level__number", "task__problem_id", "sample"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "task", "sample"], name="one_kernel_per_task_sample"
+            )
+        ]
+
+    def __str__(self):
+        return self.file_name
+
+
+class EvaluationRun(models.Model):
+    """One evaluation of a submission by one harness version on one kind of hardware."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        ERRORED = "errored", "Errored"
+        CANCELLED = "cancelled", "Cancelled"
+
+    submission = models.ForeignKey(Submission, on_delete=models.PROTECT, related_name="runs")
+    harness_version = models.CharField(max_length=40)
+    mode = models.CharField(max_length=16, default="hardened", help_text="hardened or kernelbench.")
+    device = models.CharField(max_length=8, default="cuda", help_text="cuda, or cpu for CPU-only runs.")
+    hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    reason = models.TextField(blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    rq_job_id = models.CharField(max_length=64, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"Run #{self.pk} of submission #{self.submission_id} ({self.harness_version}, {self.status})"
+
+    def get_absolute_url(self):
+        return reverse("submissions:run", args=[self.pk])
+
+    @property
+    def is_cpu_only(self) -> bool:
+        return self.device == "cpu"
+
+
+class TaskResult(models.Model):
+    """The harness's verdict on one kernel in one run: compiled, correct, timings, speedups, flags."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="results")
+    kernel = models.ForeignKey(SubmissionKernel, on_delete=models.PROTECT, related_name="results")
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="results")
+    compiled = models.BooleanField(default=False)
+    correct = models.BooleanField(default=False)
+    error_kind = models.CharField(max_length=40, blank=True)
+    error_message = models.TextField(blank=True)
+    runtime_ms = models.JSONField(null=True, blank=True, help_text="Kernel timing statistics and samples.")
+    baseline_eager_ms = models.JSONField(null=True, blank=True)
+    baseline_compile_ms = models.JSONField(null=True, blank=True)
+    speedup_eager = models.FloatField(null=True, blank=True)
+    speedup_compile = models.FloatField(null=True, blank=True)
+    flags = models.JSONField(default=list, blank=True)
+    degenerate = models.BooleanField(default=False, help_text="A null canary passed this task.")
+    log = models.TextField(blank=True)
+    raw = models.JSONField(default=dict, blank=True, help_text="The harness's full JSON result.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task__level__number", "task__problem_id"]
+        constraints = [models.UniqueConstraint(fields=["run", "kernel"], name="one_result_per_run_kernel")]
+
+    def __str__(self):
+        return f"{self.kernel} in run #{self.run_id}"
+
+    @property
+    def has_hack_flag(self) -> bool:
+        return any(flag.get("severity") == "hack" for flag in self.flags)
+
+
+class ApiToken(models.Model):
+    """A bearer token for the submission API; only its SHA-256 is stored."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=12, help_text="First characters, to tell tokens apart.")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"{self.prefix}… ({self.user})"

@@ -1,0 +1,171 @@
+"""Eligibility and aggregation: the one definition of what ranks and how per-task results become scores.
+
+Tables, the JSON API, CSV exports, charts and the verified-score writer all call this module, so a
+number means the same thing wherever it is shown. Conventions follow KernelBench unless a score says
+otherwise: fast_p counts speedup strictly greater than p over all tasks of the level (incorrect and
+missing tasks count as misses); speedup aggregates are over correct kernels; the penalised geomean
+counts an incorrect or missing task as 1x (the PyTorch fallback).
+"""
+
+import math
+import random
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from leaderboard.models import Aggregation, CurationState, Denominator, ThresholdOp
+
+RANKABLE_STATES = (CurationState.VISIBLE, CurationState.FLAGGED)
+"""Scores in these states rank; hidden and hacked ones are kept but never rank."""
+
+FAST_P_THRESHOLDS = {"fast_1": 1.0, "fast_1_2": 1.2, "fast_1_5": 1.5, "fast_2": 2.0}
+"""The fast_p metrics with their own catalogue column."""
+
+FAST_P_MIN, FAST_P_MAX, FAST_P_STEP = 0.0, 3.0, 0.05
+"""The range of p a viewer may choose."""
+
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def is_rankable(state: str) -> bool:
+    """Whether a score in this curation state may rank."""
+    return state in RANKABLE_STATES
+
+
+def rankable(scores):
+    """Filter a Score queryset down to the scores that may rank."""
+    return scores.filter(state__in=RANKABLE_STATES)
+
+
+def fast_p_metric_id(p: float) -> str:
+    """The metric id of fast_p: 1.0 → fast_1, 1.2 → fast_1_2, 0.85 → fast_0_85."""
+    text = f"{p:.2f}".rstrip("0").rstrip(".")
+    return "fast_" + text.replace(".", "_")
+
+
+def parse_p(text: str | None, default: float = 1.0) -> float:
+    """Read a p value from a URL parameter, snapped to the step and clamped to the allowed range."""
+    try:
+        value = float(text) if text not in (None, "") else default
+    except ValueError:
+        return default
+    if not math.isfinite(value):
+        return default
+    value = min(max(value, FAST_P_MIN), FAST_P_MAX)
+    return round(round(value / FAST_P_STEP) * FAST_P_STEP, 2)
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """One task's verdict as aggregation needs it: correct or not, and the speedup if correct."""
+
+    correct: bool
+    speedup: float | None
+
+    @property
+    def counts(self) -> bool:
+        """Correct with a measured, positive speedup (a correct kernel whose timing failed does not)."""
+        return self.correct and self.speedup is not None and self.speedup > 0
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A computed metric value with the conventions it was computed under."""
+
+    metric_id: str
+    value: float | None
+    aggregation: str
+    denominator: str
+    threshold_op: str = ThresholdOp.NONE
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+def _correct_speedups(outcomes: Iterable[TaskOutcome]) -> list[float]:
+    return [o.speedup for o in outcomes if o.counts]
+
+
+def fast_p(outcomes: Sequence[TaskOutcome], p: float, n_tasks: int, op: str = ThresholdOp.GT) -> float:
+    """Percent of all n_tasks that are correct and faster than p (strict > unless op is >=)."""
+    if n_tasks <= 0:
+        raise ValueError("n_tasks must be positive")
+    beats = (lambda s: s >= p) if op == ThresholdOp.GE else (lambda s: s > p)
+    hits = sum(1 for s in _correct_speedups(outcomes) if beats(s))
+    return 100.0 * hits / n_tasks
+
+
+def geomean(values: Sequence[float]) -> float | None:
+    """Geometric mean of positive values; None for an empty sequence."""
+    if not values:
+        return None
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values))
+
+
+def penalised_speedups(outcomes: Sequence[TaskOutcome], n_tasks: int) -> list[float]:
+    """Per-task speedups over all n_tasks where incorrect and missing tasks count as 1x."""
+    values = [o.speedup if o.counts else 1.0 for o in outcomes]
+    return values + [1.0] * max(0, n_tasks - len(values))
+
+
+def bootstrap_ci(
+    values: Sequence[float], statistic=geomean, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
+) -> tuple[float, float] | tuple[None, None]:
+    """A 95% percentile bootstrap interval of a statistic, resampling tasks with replacement."""
+    if len(values) < 2:
+        return None, None
+    rng = random.Random(seed)
+    stats = sorted(statistic(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return stats[int(0.025 * (resamples - 1))], stats[int(0.975 * (resamples - 1))]
+
+
+def aggregate(outcomes: Sequence[TaskOutcome], n_tasks: int) -> dict[str, Aggregate]:
+    """Every verified metric of one run, over n_tasks (the suite level's task count)."""
+    speedups = _correct_speedups(outcomes)
+    n_correct = sum(1 for o in outcomes if o.correct)
+    result = {
+        metric_id: Aggregate(
+            metric_id, fast_p(outcomes, p, n_tasks), Aggregation.RATE, Denominator.ALL_TASKS, ThresholdOp.GT
+        )
+        for metric_id, p in FAST_P_THRESHOLDS.items()
+    }
+    result["correct_rate"] = Aggregate(
+        "correct_rate", 100.0 * n_correct / n_tasks, Aggregation.RATE, Denominator.ALL_TASKS
+    )
+    penalised = penalised_speedups(outcomes, n_tasks)
+    low, high = bootstrap_ci(penalised)
+    result["speedup_geomean_all"] = Aggregate(
+        "speedup_geomean_all",
+        geomean(penalised),
+        Aggregation.GEOMETRIC,
+        Denominator.ALL_TASKS,
+        ci_low=low,
+        ci_high=high,
+    )
+    if speedups:
+        low, high = bootstrap_ci(speedups)
+        result["speedup_geomean"] = Aggregate(
+            "speedup_geomean",
+            geomean(speedups),
+            Aggregation.GEOMETRIC,
+            Denominator.CORRECT_ONLY,
+            ci_low=low,
+            ci_high=high,
+        )
+        over_correct = {
+            "speedup_mean": (statistics.fmean(speedups), Aggregation.ARITHMETIC),
+            "speedup_median": (statistics.median(speedups), Aggregation.MEDIAN),
+            "speedup_min": (min(speedups), Aggregation.MIN),
+            "speedup_max": (max(speedups), Aggregation.MAX),
+            "pct_faster": (100.0 * sum(s > 1 for s in speedups) / len(speedups), Aggregation.RATE),
+            "pct_slower": (100.0 * sum(s < 1 for s in speedups) / len(speedups), Aggregation.RATE),
+        }
+        for metric_id, (value, how) in over_correct.items():
+            result[metric_id] = Aggregate(metric_id, value, how, Denominator.CORRECT_ONLY)
+    return result
+
+
+def sort_key(value: float | None, descending: bool) -> tuple[int, float]:
+    """Sort key that puts missing values last in either direction."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return (1, 0.0)
+    return (0, -value if descending else value)

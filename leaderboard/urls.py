@@ -1,0 +1,12 @@
+"""Root URLconf: the leaderboard pages and API, submissions, accounts, admin and the RQ dashboard."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/rq/", include("django_rq.urls")),
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("leaderboard.submissions.urls")),
+    path("", include("leaderboard.views.urls")),
+]

@@ -1,0 +1,1 @@
+"""Read-only pages, the JSON API and CSV export of the leaderboard."""

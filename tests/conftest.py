@@ -1,0 +1,34 @@
+"""Shared test set-up: a Redis database of the tests' own, and common fixtures."""
+
+import os
+from urllib.parse import urlparse, urlunparse
+
+import pytest
+import redis
+
+TEST_REDIS_DB = int(os.environ.get("LEADERBOARD_TEST_REDIS_DB", 15))
+
+
+def test_redis_url(url: str) -> str:
+    """The same Redis server as url, on the database reserved for tests."""
+    return urlunparse(urlparse(url)._replace(path=f"/{TEST_REDIS_DB}"))
+
+
+def pytest_configure(config):
+    from django.conf import settings
+
+    url = test_redis_url(settings.REDIS_URL)
+    os.environ["REDIS_URL"] = url  # worker subprocesses started by tests inherit it
+    settings.REDIS_URL = url
+    settings.RQ_QUEUES = {name: {**queue, "URL": url} for name, queue in settings.RQ_QUEUES.items()}
+
+
+@pytest.fixture
+def redis_conn():
+    """A connection to the tests' Redis database, emptied before and after the test."""
+    from django.conf import settings
+
+    connection = redis.Redis.from_url(settings.REDIS_URL)
+    connection.flushdb()
+    yield connection
+    connection.flushdb()
