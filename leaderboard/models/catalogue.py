@@ -62,6 +62,7 @@ class MethodKind(models.TextChoices):
     AGENT_SYSTEM = "agent", "Agent system"
     COMPILER = "compiler", "Compiler"
     BASELINE = "baseline", "Baseline"
+    UNCLASSIFIED = "unclassified", "Not yet classified"
 
 
 class Method(models.Model):
