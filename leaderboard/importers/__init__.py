@@ -1,0 +1,1 @@
+"""Reported scores in: parsers for the almanac page formats and a plain CSV, and the idempotent writer."""
