@@ -34,7 +34,7 @@ def set_state(scores, state: str, reason: str) -> int:
     """Move scores to a curation state one by one, so each change is recorded in their history."""
     changed = 0
     with transaction.atomic():
-        for score in scores.select_for_update():
+        for score in scores.select_related(None).select_for_update():
             if score.state == state and score.state_reason == reason:
                 continue
             score.state, score.state_reason = state, reason

@@ -7,6 +7,7 @@ missing tasks count as misses); speedup aggregates are over correct kernels; the
 counts an incorrect or missing task as 1x (the PyTorch fallback).
 """
 
+import bisect
 import math
 import random
 import statistics
@@ -169,3 +170,92 @@ def sort_key(value: float | None, descending: bool) -> tuple[int, float]:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return (1, 0.0)
     return (0, -value if descending else value)
+
+
+# --- Tables: which value a cell shows, how rows are ordered and ranked ------------------------------------
+
+REPORTED_FAST_P = {0.0: "correct_rate", **{p: metric_id for metric_id, p in FAST_P_THRESHOLDS.items()}}
+"""The reported metric that holds fast_p at a given p: fast_0 is the correct rate (KernelBench)."""
+
+
+def has_hack_flag(flags) -> bool:
+    """Whether the harness flagged a kernel as a hack (a flag with severity 'hack')."""
+    return any(isinstance(flag, dict) and flag.get("severity") == "hack" for flag in flags or ())
+
+
+def task_outcome(correct: bool, speedup: float | None, flags=()) -> TaskOutcome:
+    """A stored per-task result as aggregation reads it: a kernel flagged as a hack counts as incorrect."""
+    return TaskOutcome(correct=correct and not has_hack_flag(flags), speedup=speedup)
+
+
+def fast_p_grid() -> list[float]:
+    """Every p a viewer may choose, from FAST_P_MIN to FAST_P_MAX in FAST_P_STEP steps."""
+    steps = round((FAST_P_MAX - FAST_P_MIN) / FAST_P_STEP)
+    return [round(FAST_P_MIN + i * FAST_P_STEP, 2) for i in range(steps + 1)]
+
+
+def reported_fast_p_metric(p: float) -> str | None:
+    """The metric id whose reported value is fast_p at this p, or None when sources report no such p."""
+    return REPORTED_FAST_P.get(round(p, 2))
+
+
+def fast_p_curve(outcomes: Sequence[TaskOutcome], n_tasks: int, ps: Sequence[float]) -> list[float]:
+    """fast_p at each p of ps (KernelBench's strict >, over all n_tasks): the same numbers as fast_p,
+    from one sort of the speedups instead of one pass per p."""
+    if n_tasks <= 0:
+        raise ValueError("n_tasks must be positive")
+    speedups = sorted(_correct_speedups(outcomes))
+    return [100.0 * (len(speedups) - bisect.bisect_right(speedups, p)) / n_tasks for p in ps]
+
+
+def latest_verified_run(run_ids: Iterable[int | None]) -> int | None:
+    """The run whose verified scores a row shows: the newest (highest id) among those given."""
+    return max((run_id for run_id in run_ids if run_id is not None), default=None)
+
+
+def first_reported(score_ids: Iterable[int]) -> int | None:
+    """Of several reported scores for one cell, the one shown: the first stored (the others stay listed)."""
+    return min(score_ids, default=None)
+
+
+def headline(verified: float | None, reported: float | None) -> float | None:
+    """The value a cell ranks by: the verified one when the row has both, since we measured it ourselves."""
+    return verified if verified is not None else reported
+
+
+def difference(verified: float | None, reported: float | None) -> float | None:
+    """Verified minus reported, when a cell has both."""
+    if verified is None or reported is None:
+        return None
+    return verified - reported
+
+
+def is_missing(value) -> bool:
+    """Whether a sort value counts as missing: None, NaN or an empty string."""
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
+
+
+def order_by_value(items: Sequence, value_of, descending: bool) -> list:
+    """Items sorted by value_of(item) in either direction, missing values always last; stable for ties."""
+    present, missing = [], []
+    for item in items:
+        value = value_of(item)
+        if is_missing(value):
+            missing.append(item)
+        else:
+            present.append((value, item))
+    present.sort(key=lambda pair: pair[0], reverse=descending)
+    return [item for _, item in present] + missing
+
+
+def competition_ranks(values: Sequence) -> list[int | None]:
+    """Ranks of already-ordered values, ties sharing a rank (1, 2, 2, 4); missing values get None."""
+    ranks: list[int | None] = []
+    previous = object()
+    for position, value in enumerate(values, start=1):
+        if is_missing(value):
+            ranks.append(None)
+            continue
+        ranks.append(ranks[-1] if value == previous and ranks else position)
+        previous = value
+    return ranks

@@ -1,27 +1,119 @@
-"""HTML pages (placeholder bodies until the leaderboard-views work lands)."""
+"""HTML pages: home, per-level leaderboards, method, entry and task pages (read-only)."""
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from leaderboard.models import Entry, Level, Method
+from leaderboard import scoring
+from leaderboard import table as tables
+from leaderboard.models import Baseline, Level, MethodKind, Provenance
+from leaderboard.views import details
+from leaderboard.views.cells import cells_html, rows_html
+from leaderboard.views.charts import chart_data
+from leaderboard.views.params import BadQuery, parse_query
 from tasks.models import Task
+
+HOME_TOP = 3
+"""Top rows shown per level on the home page."""
+
+
+def bad_request(request, error: BadQuery):
+    return render(request, "leaderboard/bad_request.html", {"message": str(error)}, status=400)
+
+
+def build_or_404(number: int, query: tables.TableQuery, paginate: bool = True) -> tables.Table:
+    try:
+        return tables.build_table(number, query, paginate=paginate)
+    except Level.DoesNotExist as missing:
+        raise Http404(str(missing)) from None
 
 
 def home(request):
-    return render(request, "leaderboard/home.html", {"levels": Level.objects.all()})
+    levels = []
+    for level in Level.objects.select_related("benchmark"):
+        table = build_or_404(level.number, tables.TableQuery(per_page=HOME_TOP))
+        levels.append({"level": level, "table": table})
+    context = {"levels": levels, "runs": details.latest_verified_runs()}
+    return render(request, "leaderboard/home.html", context)
+
+
+def pager(table: tables.Table, window: int = 2) -> list[tuple[int | None, str, bool]]:
+    """Page links: the first, the last and a window around the current page, with gaps as None."""
+    if table.pages <= 1:
+        return []
+    wanted = {1, table.pages, *range(table.page - window, table.page + window + 1)}
+    numbers = sorted(n for n in wanted if 1 <= n <= table.pages)
+    links, previous = [], 0
+    for number in numbers:
+        if number > previous + 1:
+            links.append((None, "", False))
+        links.append((number, table.page_url(number) or "?", number == table.page))
+        previous = number
+    return links
+
+
+def level_context(table: tables.Table) -> dict:
+    query = table.query
+    charts = chart_data(table)
+    rows_html(table.rows, set(charts["selected"]))
+    return {
+        "table": table,
+        "query": query,
+        "nav_level": table.level.number,
+        "level_subtitle": table.level.name.split(":", 1)[-1].strip(),
+        "tabs": [
+            (view, query.urlencode(view=slug, sort="", page=1), slug == query.view)
+            for slug, view in tables.VIEWS.items()
+        ],
+        "kinds": MethodKind.choices,
+        "baselines": [(Baseline.EAGER, Baseline.EAGER.label), (Baseline.COMPILE, Baseline.COMPILE.label)],
+        "provenances": Provenance.choices,
+        "charts": charts,
+        "pager": pager(table),
+        "p_max": scoring.FAST_P_MAX,
+        "p_step": scoring.FAST_P_STEP,
+        "default_per_page": tables.DEFAULT_PER_PAGE,
+        "export_url": query.urlencode(page=1),
+        "reset_url": tables.TableQuery(view=query.view, p=query.p, sort=query.sort).urlencode(),
+    }
 
 
 def level(request, number):
-    return render(request, "leaderboard/home.html", {"levels": [get_object_or_404(Level, number=number)]})
+    try:
+        query = parse_query(request.GET)
+    except BadQuery as error:
+        return bad_request(request, error)
+    return render(request, "leaderboard/level.html", level_context(build_or_404(number, query)))
 
 
 def method(request, slug):
-    return render(request, "leaderboard/home.html", {"object": get_object_or_404(Method, slug=slug)})
+    found = details.method_detail(slug)
+    if found is None:
+        raise Http404("No such method.")
+    for group in found["levels"]:
+        for row in group["rows"]:
+            row["cells_html"] = cells_html(row["cells"])
+            entry = row["entry"]
+            row["facts"] = [text for text in (entry.mode, entry.data_source, entry.task_subset) if text]
+    return render(request, "leaderboard/method.html", found)
 
 
 def entry(request, pk):
-    return render(request, "leaderboard/home.html", {"object": get_object_or_404(Entry, pk=pk)})
+    found = details.entry_detail(pk)
+    if found is None:
+        raise Http404("No such entry.")
+    return render(request, "leaderboard/entry.html", found)
 
 
 def task(request, suite, level, problem_id):
-    found = get_object_or_404(Task, suite=suite, level__number=level, problem_id=problem_id, is_current=True)
-    return render(request, "leaderboard/home.html", {"object": found})
+    found = get_object_or_404(
+        Task.objects.select_related("level__benchmark"),
+        suite=suite,
+        level__number=level,
+        problem_id=problem_id,
+        is_current=True,
+    )
+    return render(request, "leaderboard/task.html", details.task_detail(found))
+
+
+def task_index(request):
+    return render(request, "leaderboard/tasks.html", {"groups": details.task_groups()})

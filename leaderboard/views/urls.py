@@ -2,14 +2,20 @@
 
 from django.urls import path
 
-from leaderboard.views import pages
+from leaderboard.views import api, export, pages
 
 app_name = "leaderboard"
 
 urlpatterns = [
     path("", pages.home, name="home"),
     path("levels/<int:number>/", pages.level, name="level"),
+    path("levels/<int:number>/export.csv", export.level_csv, name="level-csv"),
     path("methods/<slug:slug>/", pages.method, name="method"),
     path("entries/<int:pk>/", pages.entry, name="entry"),
+    path("tasks/", pages.task_index, name="tasks"),
     path("tasks/<slug:suite>/<int:level>/<int:problem_id>/", pages.task, name="task"),
+    path("api/levels", api.levels, name="api-levels"),
+    path("api/levels/<int:number>/leaderboard", api.leaderboard, name="api-leaderboard"),
+    path("api/methods/<slug:slug>", api.method, name="api-method"),
+    path("api/entries/<int:pk>", api.entry, name="api-entry"),
 ]
