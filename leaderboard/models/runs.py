@@ -21,6 +21,7 @@ class Submission(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     TERMINAL = frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED})
+    ACTIVE = frozenset({Status.RECEIVED, Status.VALIDATED, Status.QUEUED, Status.RUNNING, Status.ERRORED})
 
     class Format(models.TextChoices):
         RUNS_ARCHIVE = "runs_archive", "KernelBench runs/ folder (zip or tar.gz)"
@@ -38,6 +39,9 @@ class Submission(models.Model):
     total = models.PositiveIntegerField(default=0, help_text="Kernels to evaluate in the current run.")
     done = models.PositiveIntegerField(default=0)
     counts_against_quota = models.BooleanField(default=True)
+    bundle_metadata = models.JSONField(
+        default=dict, blank=True, help_text="The bundle's own metadata and the files it skipped."
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -50,6 +54,30 @@ class Submission(models.Model):
 
     def get_absolute_url(self):
         return reverse("submissions:detail", args=[self.pk])
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in self.TERMINAL
+
+    @property
+    def current_run(self):
+        """The newest evaluation run, or None before the first is queued."""
+        return self.runs.order_by("-created", "-pk").first()
+
+
+class SubmissionEvent(models.Model):
+    """One change of a submission's status, with its reason: the page's history and the audit trail."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="events")
+    status = models.CharField(max_length=12, choices=Submission.Status.choices)
+    reason = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created", "pk"]
+
+    def __str__(self):
+        return f"#{self.submission_id} → {self.status}"
 
 
 class KernelSource(models.Model):
@@ -100,10 +128,18 @@ class EvaluationRun(models.Model):
     mode = models.CharField(max_length=16, default="hardened", help_text="hardened or kernelbench.")
     device = models.CharField(max_length=8, default="cuda", help_text="cuda, or cpu for CPU-only runs.")
     hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="+")
+    queue = models.CharField(max_length=40, blank=True, help_text="RQ queue the run was sent to.")
+    all_samples = models.BooleanField(
+        default=False, help_text="Evaluate every sample, not only sample 0 (which alone ranks)."
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     reason = models.TextField(blank=True)
     environment = models.JSONField(default=dict, blank=True)
     rq_job_id = models.CharField(max_length=64, blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="RQ worker that last ran it.")
     attempts = models.PositiveSmallIntegerField(default=0)
     heartbeat = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)

@@ -46,10 +46,14 @@ class Command(BaseCommand):
         return password
 
     def start_worker(self, env) -> subprocess.Popen:
-        queues = ["default", "compile", "cpu"]
+        """One evaluation worker: the cpu queue (CPU-only results), plus the local GPU's queue on CUDA."""
+        queues = ["cpu", "compile", "default"]
+        gpu_queue = os.environ.get("LEADERBOARD_WORKER_GPU_QUEUE", "")
+        if settings.EVALUATOR["DEVICE"] == "cuda" and gpu_queue in settings.GPU_QUEUES:
+            queues.insert(0, gpu_queue)
         log = open(settings.VAR_DIR / "worker.log", "ab")  # noqa: SIM115 - lives as long as the worker
         return subprocess.Popen(
-            [sys.executable, "manage.py", "rqworker", *queues],
+            [sys.executable, "manage.py", "evaluation_worker", *queues],
             env=env,
             cwd=settings.BASE_DIR,
             stdout=log,

@@ -1,0 +1,137 @@
+"""The RQ shell around the harness: enqueue a run's job after commit, run it, map failures to retries.
+
+Jobs take an EvaluationRun id and re-read the database; the work itself (work folder, the
+`python -m evaluator batch` subprocess, ingesting results, scores) is in leaderboard.submissions.execution.
+Infrastructure failures raise, so RQ's Retry re-runs the job; they never charge the user's quota.
+This module never imports torch: the harness runs in its own process.
+"""
+
+import logging
+import uuid
+
+import django_rq
+from django.conf import settings
+from django.db import connections
+from rq import Callback, Retry, get_current_job
+from rq.command import send_stop_job_command
+from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
+from rq.job import Job, JobStatus
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3
+"""Attempts per run, RQ retries and reaper requeues together, before it is marked errored for good."""
+
+RETRY_INTERVALS = [5, 30]
+"""Seconds before each RQ retry (a worker started with the scheduler moves them back to the queue)."""
+
+BASE_TIMEOUT_S = 900
+PER_KERNEL_TIMEOUT_S = 300
+MAX_TIMEOUT_S = 12 * 3600
+
+
+def job_timeout(kernel_count: int) -> int:
+    """RQ's hard limit for one attempt of a run: generous, since the harness has per-kernel timeouts."""
+    return min(BASE_TIMEOUT_S + PER_KERNEL_TIMEOUT_S * kernel_count, MAX_TIMEOUT_S)
+
+
+def retry_policy(attempts_so_far: int) -> Retry | None:
+    """RQ retries left for a new job of a run that has already been attempted this many times."""
+    left = MAX_ATTEMPTS - attempts_so_far - 1
+    intervals = getattr(settings, "EVALUATION_RETRY_INTERVALS", RETRY_INTERVALS)
+    return Retry(max=left, interval=intervals) if left > 0 else None
+
+
+def enqueue_run(run, kernel_count: int) -> str:
+    """Give the run a fresh job id and enqueue its job once the surrounding transaction commits."""
+    job_id = f"run-{run.pk}-{uuid.uuid4().hex[:12]}"
+    type(run).objects.filter(pk=run.pk).update(rq_job_id=job_id)
+    run.rq_job_id = job_id
+    django_rq.get_queue(run.queue).enqueue(
+        evaluate_run,
+        run.pk,
+        job_id=job_id,
+        job_timeout=job_timeout(kernel_count),
+        retry=retry_policy(run.attempts),
+        on_failure=Callback(job_failed),
+        result_ttl=24 * 3600,
+        failure_ttl=7 * 24 * 3600,
+        description=f"evaluate run #{run.pk} of submission #{run.submission_id}",
+    )
+    return job_id
+
+
+def evaluate_run(run_id: int) -> str:
+    """The job: evaluate one run. Returns a short outcome; raises on infrastructure failure (retried)."""
+    from leaderboard.submissions import execution
+
+    job = get_current_job()
+    worker = job.worker_name if job else ""
+    try:
+        return execution.execute_run(run_id, job.id, worker=worker or "")
+    except Exception as error:
+        final = not (job and job.retries_left)
+        execution.record_infrastructure_failure(run_id, job.id, describe(error), final=final)
+        raise
+
+
+def describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:2000]
+
+
+def job_failed(job: Job, connection, exc_type, exc_value, traceback) -> None:
+    """RQ failure callback: records worker loss (abandoned jobs) that never reached evaluate_run's handler."""
+    if exc_type is not AbandonedJobError:
+        return
+    from leaderboard.submissions import execution
+
+    try:
+        final = not job.retries_left
+        execution.record_infrastructure_failure(job.args[0], job.id, "the worker running it was lost", final)
+    finally:
+        connections.close_all()  # runs in a worker's main process, which forks later
+
+
+def work_horse_killed(job: Job, retpid: int, ret_val: int, rusage) -> None:
+    """Worker hook: the forked process running a job died (killed, out of memory) before it could report."""
+    from leaderboard.submissions import execution
+
+    reason = f"the process running the job died (wait status {ret_val})"
+    try:
+        execution.record_infrastructure_failure(job.args[0], job.id, reason, final=not job.retries_left)
+    finally:
+        connections.close_all()  # runs in the worker's main process, which forks later
+
+
+def job_state(job_id: str) -> str | None:
+    """RQ's status of a job ('queued', 'started', 'scheduled', 'failed' …), or None if Redis lost it."""
+    try:
+        job = Job.fetch(job_id, connection=django_rq.get_connection())
+        return job.get_status(refresh=True)
+    except (NoSuchJobError, InvalidJobOperation):
+        return None
+
+
+def cancel_job(job_id: str) -> None:
+    """Stop a job if it runs and cancel it if it waits; a job already gone is fine."""
+    if not job_id:
+        return
+    connection = django_rq.get_connection()
+    try:
+        job = Job.fetch(job_id, connection=connection)
+        if job.get_status() == JobStatus.STARTED:
+            send_stop_job_command(connection, job_id)
+        else:
+            job.cancel()
+    except (NoSuchJobError, InvalidJobOperation):
+        logger.info("job %s is already gone", job_id)
+
+
+def forget_job(job_id: str) -> None:
+    """Remove a dead job (its worker lost) from Redis so that RQ's own cleanup does not retry it too."""
+    connection = django_rq.get_connection()
+    try:
+        job = Job.fetch(job_id, connection=connection)
+    except NoSuchJobError:
+        return
+    job.delete(remove_from_queue=True)

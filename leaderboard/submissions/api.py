@@ -1,0 +1,147 @@
+"""The token-authenticated JSON API: POST /api/submissions, GET /api/submissions/<id>, cancel."""
+
+import logging
+
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from leaderboard.models import EvaluationRun, Hardware, MethodKind, Submission
+from leaderboard.submissions.archives import Limits
+from leaderboard.submissions.bundles import BundleError
+from leaderboard.submissions.quotas import QuotaExceeded
+from leaderboard.submissions.services import (
+    DEFAULT_SUITE,
+    EntryDetails,
+    SubmissionRefused,
+    cancel,
+    submit_bundle,
+)
+from leaderboard.submissions.states import InvalidTransition
+from leaderboard.submissions.tokens import authenticate, bearer_token
+
+logger = logging.getLogger(__name__)
+
+
+def error(message: str, status: int, **extra) -> JsonResponse:
+    return JsonResponse({"error": message, **extra}, status=status)
+
+
+def token_user(request):
+    """The user of the request's bearer token, or None. Sessions are never accepted here (no CSRF)."""
+    return authenticate(bearer_token(request))
+
+
+def is_final(submission: Submission) -> bool:
+    run = submission.current_run
+    errored_for_good = submission.status == Submission.Status.ERRORED and (
+        run is None or run.status == EvaluationRun.Status.ERRORED
+    )
+    return submission.is_terminal or errored_for_good
+
+
+def submission_json(request, submission: Submission) -> dict:
+    entry = submission.entry
+    return {
+        "id": submission.pk,
+        "status": submission.status,
+        "done": submission.done,
+        "total": submission.total,
+        "reason": submission.reason,
+        "entry": {
+            "id": entry.pk,
+            "url": request.build_absolute_uri(entry.get_absolute_url()),
+            "method": entry.method.name,
+            "level": entry.level.number,
+        },  # fmt: skip
+        "final": is_final(submission),
+        "url": request.build_absolute_uri(submission.get_absolute_url()),
+    }
+
+
+def details_from_post(post) -> EntryDetails:
+    """Entry metadata from the API's form fields; raises SubmissionRefused on a missing or bad field."""
+    method = post.get("method", "").strip()
+    if not method:
+        raise SubmissionRefused("the field 'method' (a method name) is required")
+    hardware_name = post.get("hardware", "CPU").strip() or "CPU"
+    hardware = Hardware.objects.exclude(queue="").filter(name__iexact=hardware_name).first()
+    if hardware is None:
+        raise SubmissionRefused(f"unknown hardware {hardware_name!r}")
+    kind = post.get("method_kind", "").strip() or MethodKind.ZERO_SHOT_LLM
+    if kind not in MethodKind.values:
+        raise SubmissionRefused(f"method_kind must be one of {', '.join(MethodKind.values)}")
+    text = {name: post.get(name, "").strip() for name in ("backbone", "agent_models", "label", "data_source",
+                                                            "mode", "notes")}  # fmt: skip
+    return EntryDetails(
+        method_name=method,
+        hardware=hardware,
+        method_kind=kind,
+        suite=post.get("suite") or DEFAULT_SUITE,
+        **text,
+    )
+
+
+@csrf_exempt
+def submissions(request):
+    """POST a bundle (multipart field 'bundle' plus the entry's fields)."""
+    if request.method != "POST":
+        return error("use POST", 405)
+    user = token_user(request)
+    if user is None:
+        return error("a valid API token is required (Authorization: Bearer …)", 401)
+    upload = request.FILES.get("bundle")
+    if upload is None:
+        return error("the multipart field 'bundle' (the bundle file) is required", 400)
+    limit = Limits().max_upload_bytes
+    if upload.size > limit:
+        return error(f"the upload is {upload.size} bytes; at most {limit} are allowed", 413)
+    try:
+        created = submit_bundle(user, upload.read(), upload.name, details_from_post(request.POST))
+    except BundleError as rejected:
+        return error(rejected.message, 400, problems=rejected.problems)
+    except QuotaExceeded as over:
+        response = error(str(over), 429)
+        response["Retry-After"] = str(over.retry_after)
+        return response
+    except SubmissionRefused as refused:
+        return error(str(refused), 400)
+    items = [
+        {"id": s.pk, "level": s.entry.level.number, "status": s.status,
+         "status_url": f"/api/submissions/{s.pk}", "url": request.build_absolute_uri(s.get_absolute_url())}
+        for s in created
+    ]  # fmt: skip
+    first = items[0]
+    return JsonResponse(
+        {
+            "id": first["id"],
+            "status": first["status"],
+            "status_url": first["status_url"],
+            "submissions": items,
+        },
+        status=201,
+    )
+
+
+@require_GET
+def submission(request, pk):
+    """The status of one submission; public, like its page."""
+    found = get_object_or_404(Submission.objects.select_related("entry__method", "entry__level"), pk=pk)
+    return JsonResponse(submission_json(request, found))
+
+
+@csrf_exempt
+@require_POST
+def cancel_submission(request, pk):
+    user = token_user(request)
+    if user is None:
+        return error("a valid API token is required", 401)
+    found = get_object_or_404(Submission, pk=pk)
+    if found.user_id != user.pk and not user.is_staff:
+        return error("not your submission", 403)
+    try:
+        found = cancel(found, f"cancelled by {user.get_username()}")
+    except InvalidTransition:
+        return error(f"submission is {found.status}; it cannot be cancelled", 409)
+    return JsonResponse(submission_json(request, found))

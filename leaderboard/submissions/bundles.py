@@ -1,0 +1,226 @@
+"""Kernel bundles: the two accepted formats, read and validated before anything is stored.
+
+(a) A zip or tar.gz of a KernelBench ``runs/<name>/`` folder holding
+    ``level_{L}_problem_{P}_sample_{S}_kernel.py`` files (other files, such as generation_config.yaml or
+    eval_results.json, are listed as skipped and not stored);
+(b) the KernelBench leaderboard JSON ``{"metadata": {...}, "kernels": {"level_L_problem_P_sample_S": src}}``.
+
+`check_bundle` collects every problem it finds and raises one `BundleError` naming them all.
+"""
+
+import hashlib
+import json
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from leaderboard.submissions.archives import Limits, detect_kind, read_archive
+
+KERNEL_FILE = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
+JSON_KEY = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)$")
+MAX_LISTED = 40
+"""At most this many items of one kind are named in an error message; the rest are counted."""
+
+RUNS_ARCHIVE = "runs_archive"
+LEADERBOARD_JSON = "leaderboard_json"
+
+
+class BundleError(Exception):
+    """An upload was rejected; `problems` names every reason."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        count = len(self.problems)
+        head = f"The bundle was rejected ({count} problem{'s' if count != 1 else ''}):"
+        return "\n".join([head, *(f"- {problem}" for problem in self.problems)])
+
+
+@dataclass(frozen=True)
+class BundleKernel:
+    """One kernel source for one task and sample."""
+
+    level: int
+    problem_id: int
+    sample: int
+    file_name: str
+    text: str
+
+    @property
+    def task_key(self) -> str:
+        return f"level_{self.level}_problem_{self.problem_id}"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+@dataclass
+class Bundle:
+    """A validated bundle: its kernels, its own metadata and the files it skipped."""
+
+    format: str
+    name: str
+    sha256: str
+    kernels: list[BundleKernel] = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def levels(self) -> list[int]:
+        return sorted({kernel.level for kernel in self.kernels})
+
+    def kernels_of_level(self, level: int) -> list[BundleKernel]:
+        return [kernel for kernel in self.kernels if kernel.level == level]
+
+
+def listed(items: list[str]) -> str:
+    """Join items for a message, naming at most MAX_LISTED of them."""
+    shown = ", ".join(items[:MAX_LISTED])
+    more = len(items) - MAX_LISTED
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def decode_source(label: str, data: bytes, limits: Limits) -> tuple[str | None, str | None]:
+    """(text, None) or (None, problem): a kernel source must be non-empty UTF-8 text without NUL bytes."""
+    if len(data) > limits.max_file_bytes:
+        return None, f"{label} is larger than {limits.max_file_bytes} bytes"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return None, f"{label} is not UTF-8 text (byte {error.start})"
+    if "\x00" in text:
+        return None, f"{label} contains NUL bytes: not a Python source"
+    if not text.strip():
+        return None, f"{label} is empty"
+    return text, None
+
+
+def is_ignorable(path: str) -> bool:
+    """Operating-system litter in archives: macOS resource forks and hidden files."""
+    parts = PurePosixPath(path).parts
+    return any(part.startswith(".") or part == "__MACOSX" for part in parts)
+
+
+def wants_content(path: str) -> bool:
+    """Whether an archive member's bytes are needed: kernel-like Python files only."""
+    return not is_ignorable(path) and PurePosixPath(path).name.endswith(".py")
+
+
+def kernels_from_archive(data: bytes, limits: Limits, bundle: Bundle, problems: list[str]) -> None:
+    """Fill the bundle from a runs/ archive, appending every problem met."""
+    listing = read_archive(data, wants_content, limits)
+    problems.extend(listing.problems)
+    for member in listing.members:
+        name = PurePosixPath(member.path).name
+        match = KERNEL_FILE.match(name)
+        if is_ignorable(member.path):
+            continue
+        if match is None:
+            if name.endswith(".py"):
+                problems.append(
+                    f"{member.path!r}: a Python file not named level_L_problem_P_sample_S_kernel.py"
+                )
+            else:
+                bundle.skipped.append(member.path)
+            continue
+        text, problem = decode_source(member.path, member.data or b"", limits)
+        if problem:
+            problems.append(problem)
+            continue
+        level, problem_id, sample = (int(group) for group in match.groups())
+        bundle.kernels.append(BundleKernel(level, problem_id, sample, name, text))
+
+
+def kernels_from_json(data: bytes, limits: Limits, bundle: Bundle, problems: list[str]) -> None:
+    """Fill the bundle from a KernelBench leaderboard JSON document."""
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        problems.append(f"not valid UTF-8 JSON ({error})")
+        return
+    if not isinstance(document, dict) or not isinstance(document.get("kernels"), dict):
+        problems.append('the JSON must be an object with a "kernels" object inside')
+        return
+    metadata = document.get("metadata", {})
+    if not isinstance(metadata, dict):
+        problems.append('"metadata" must be an object')
+    else:
+        bundle.metadata = metadata
+    bad_keys = []
+    for key, source in document["kernels"].items():
+        match = JSON_KEY.match(key)
+        if match is None:
+            bad_keys.append(repr(key))
+            continue
+        if not isinstance(source, str):
+            problems.append(f"kernels[{key!r}] must be a string of Python source")
+            continue
+        text, problem = decode_source(f"kernels[{key!r}]", source.encode("utf-8", "surrogatepass"), limits)
+        if problem:
+            problems.append(problem)
+            continue
+        level, problem_id, sample = (int(group) for group in match.groups())
+        bundle.kernels.append(BundleKernel(level, problem_id, sample, f"{key}_kernel.py", text))
+    if bad_keys:
+        problems.append(f"kernel keys not of the form level_L_problem_P_sample_S: {listed(bad_keys)}")
+
+
+def looks_like_json(data: bytes) -> bool:
+    return data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+
+
+def structure_problems(
+    bundle: Bundle, known: Collection[str], suite: str, limits: Limits, unreadable: bool
+) -> list[str]:
+    """Duplicates, count limits, an empty bundle (unless parts were unreadable) and unknown task ids."""
+    problems = []
+    seen: dict[tuple[int, int, int], int] = {}
+    for kernel in bundle.kernels:
+        key = (kernel.level, kernel.problem_id, kernel.sample)
+        seen[key] = seen.get(key, 0) + 1
+    duplicates = [f"level_{lv}_problem_{p}_sample_{s}" for (lv, p, s), n in sorted(seen.items()) if n > 1]
+    if duplicates:
+        problems.append(f"kernels given more than once: {listed(duplicates)}")
+    if not bundle.kernels and not unreadable:
+        problems.append("no kernels found (expected level_L_problem_P_sample_S_kernel.py files)")
+    if len(bundle.kernels) > limits.max_kernels:
+        problems.append(f"{len(bundle.kernels)} kernels; at most {limits.max_kernels} are allowed")
+    unknown = sorted({k.task_key for k in bundle.kernels if k.task_key not in known}, key=task_key_order)
+    if unknown:
+        problems.append(f"unknown task ids in suite {suite!r}: {listed(unknown)}")
+    return problems
+
+
+def task_key_order(key: str) -> tuple[int, ...]:
+    """Sort level_L_problem_P keys numerically."""
+    return tuple(int(part) for part in re.findall(r"\d+", key))
+
+
+def check_bundle(
+    data: bytes, name: str, known: Collection[str], suite: str, limits: Limits | None = None
+) -> Bundle:
+    """Read and validate an uploaded bundle against the known task keys; raise BundleError on any problem."""
+    limits = limits or Limits()
+    if len(data) > limits.max_upload_bytes:
+        raise BundleError([f"the upload is {len(data)} bytes; at most {limits.max_upload_bytes} are allowed"])
+    if not data:
+        raise BundleError(["the upload is empty"])
+    problems: list[str] = []
+    if detect_kind(data):
+        bundle = Bundle(RUNS_ARCHIVE, name, hashlib.sha256(data).hexdigest())
+        kernels_from_archive(data, limits, bundle, problems)
+    elif looks_like_json(data):
+        bundle = Bundle(LEADERBOARD_JSON, name, hashlib.sha256(data).hexdigest())
+        kernels_from_json(data, limits, bundle, problems)
+    else:
+        raise BundleError(["not a zip, tar.gz or KernelBench leaderboard JSON file"])
+    problems.extend(structure_problems(bundle, known, suite, limits, unreadable=bool(problems)))
+    if problems:
+        raise BundleError(problems)
+    bundle.kernels.sort(key=lambda k: (k.level, k.problem_id, k.sample))
+    return bundle

@@ -1,0 +1,260 @@
+"""Submission workflows: accept a bundle (one transaction), queue its evaluation, re-verify, cancel."""
+
+import datetime
+import logging
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from leaderboard.models import (
+    Baseline,
+    Entry,
+    EvaluationRun,
+    Hardware,
+    KernelSource,
+    Method,
+    MethodKind,
+    Submission,
+    SubmissionKernel,
+)
+from leaderboard.submissions import states
+from leaderboard.submissions.bundles import Bundle, check_bundle
+from leaderboard.submissions.quotas import check_quota
+from tasks.models import Task
+
+logger = logging.getLogger(__name__)
+
+Status = Submission.Status
+DEFAULT_SUITE = "builtin"
+
+
+@dataclass
+class EntryDetails:
+    """What the uploader says about the entry: the method (existing or new) and how the kernels were made."""
+
+    method_name: str
+    hardware: Hardware
+    method_kind: str = MethodKind.ZERO_SHOT_LLM
+    backbone: str = ""
+    agent_models: str = ""
+    label: str = ""
+    data_source: str = ""
+    mode: str = ""
+    notes: str = ""
+    suite: str = DEFAULT_SUITE
+    extra: dict = field(default_factory=dict)
+
+
+class SubmissionRefused(Exception):
+    """A submission that cannot be accepted for a reason other than its bundle (e.g. no such hardware)."""
+
+
+def current_tasks(suite: str):
+    return Task.objects.filter(suite=suite, is_current=True).select_related("level")
+
+
+def known_task_keys(suite: str) -> set[str]:
+    return {task.key for task in current_tasks(suite)}
+
+
+def suite_task_count(suite: str, level_number: int) -> int:
+    """Tasks in one level of a suite: the denominator of fast_p and the rates."""
+    return current_tasks(suite).filter(level__number=level_number).count()
+
+
+def route(hardware: Hardware) -> tuple[str, str]:
+    """(queue, device) for a hardware target: GPU queues evaluate on CUDA, the cpu queue on the CPU."""
+    queue = hardware.queue or "cpu"
+    if queue not in settings.QUEUE_NAMES:
+        raise SubmissionRefused(f"no evaluation queue {queue!r} for hardware {hardware.name}")
+    return queue, "cpu" if queue == "cpu" else "cuda"
+
+
+def harness_version() -> str:
+    """The evaluator's version string, read without importing torch."""
+    from evaluator import HARNESS_VERSION
+
+    return HARNESS_VERSION
+
+
+def submit_bundle(user, data: bytes, name: str, details: EntryDetails) -> list[Submission]:
+    """Validate a bundle and store it whole in one transaction: one submission (and entry) per level.
+
+    Raises BundleError (every problem named), QuotaExceeded or SubmissionRefused; stores nothing then.
+    Evaluation jobs are enqueued only once the transaction commits.
+    """
+    route(details.hardware)
+    bundle = check_bundle(data, name, known_task_keys(details.suite), details.suite)
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()  # one upload at a time
+        check_quota(user, new=len(bundle.levels))
+        method = find_or_create_method(details)
+        sources = store_sources(bundle)
+        tasks = {task.key: task for task in current_tasks(details.suite)}
+        return [
+            create_level_submission(user, bundle, level, method, details, sources, tasks)
+            for level in bundle.levels
+        ]
+
+
+def find_or_create_method(details: EntryDetails) -> Method:
+    """The method of that name (case-insensitive), created with the given details if new."""
+    name = details.method_name.strip()
+    existing = Method.objects.filter(name__iexact=name).first()
+    if existing:
+        return existing
+    return Method.objects.create(
+        name=name,
+        slug=unique_slug(name),
+        kind=details.method_kind,
+        backbone=details.backbone,
+        agent_models=details.agent_models,
+    )
+
+
+def unique_slug(name: str) -> str:
+    base = slugify(name)[:120] or "method"
+    slug, n = base, 1
+    while Method.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def store_sources(bundle: Bundle) -> dict[str, KernelSource]:
+    """Store each distinct kernel text once (deduplicated by SHA-256); return them by hash."""
+    texts = {kernel.sha256: kernel.text for kernel in bundle.kernels}
+    KernelSource.objects.bulk_create(
+        [KernelSource(sha256=sha, text=text, size=len(text.encode())) for sha, text in texts.items()],
+        ignore_conflicts=True,
+    )
+    return KernelSource.objects.in_bulk(list(texts), field_name="sha256")
+
+
+def create_entry(user, level, method: Method, details: EntryDetails, n_submitted: int) -> Entry:
+    """The leaderboard entry a submission's verified scores will belong to."""
+    n_tasks = suite_task_count(details.suite, level.number)
+    today = timezone.now().date()
+    return Entry.objects.create(
+        method=method,
+        level=level,
+        label=details.label,
+        hardware=details.hardware,
+        data_source=details.data_source or f"Submission by {user.get_username()}",
+        mode=details.mode,
+        date=datetime.date(today.year, today.month, 1),
+        task_subset=f"{n_submitted} of {n_tasks} tasks ({details.suite} suite)",
+        n_tasks=n_tasks,
+        baseline=Baseline.EAGER,
+        notes=details.notes,
+        metadata=stated(
+            {
+                "submitted_by": user.get_username(),
+                "backbone": details.backbone,
+                "agent_models": details.agent_models,
+                "suite": details.suite,
+                **details.extra,
+            }
+        ),
+    )
+
+
+def stated(metadata: dict) -> dict:
+    """The metadata without its empty values: what the uploader left blank is not stated."""
+    return {key: value for key, value in metadata.items() if value not in ("", None)}
+
+
+def create_level_submission(user, bundle, level_number, method, details, sources, tasks) -> Submission:
+    """Store one level of a bundle as a submission with its kernels, then queue its evaluation."""
+    kernels = bundle.kernels_of_level(level_number)
+    level = tasks[kernels[0].task_key].level
+    entry = create_entry(user, level, method, details, len({k.task_key for k in kernels}))
+    submission = Submission.objects.create(
+        user=user,
+        entry=entry,
+        suite=details.suite,
+        hardware=details.hardware,
+        bundle_format=bundle.format,
+        bundle_name=bundle.name[:255],
+        bundle_sha256=bundle.sha256,
+        bundle_metadata={"metadata": bundle.metadata, "skipped": bundle.skipped},
+    )
+    states.record_creation(submission, f"bundle {bundle.name!r} received")
+    SubmissionKernel.objects.bulk_create(
+        SubmissionKernel(
+            submission=submission,
+            task=tasks[kernel.task_key],
+            sample=kernel.sample,
+            source=sources[kernel.sha256],
+            file_name=kernel.file_name,
+        )
+        for kernel in kernels
+    )
+    ranked = sum(1 for kernel in kernels if kernel.sample == 0)
+    states.move(submission.pk, Status.VALIDATED, f"{len(kernels)} kernels, {ranked} of them sample 0")
+    queue_evaluation(submission, requested_by=user, reason="queued for evaluation")
+    submission.refresh_from_db()
+    return submission
+
+
+def kernels_in_scope(submission: Submission, all_samples: bool):
+    kernels = submission.kernels.all()
+    return kernels if all_samples else kernels.filter(sample=0)
+
+
+def queue_evaluation(
+    submission: Submission, requested_by=None, all_samples: bool = False, reason: str = ""
+) -> EvaluationRun:
+    """Create an evaluation run and enqueue its job after commit; the submission becomes queued."""
+    from evaluator import jobs
+
+    queue, device = route(submission.hardware)
+    with transaction.atomic():
+        run = EvaluationRun.objects.create(
+            submission=submission,
+            harness_version=harness_version(),
+            mode=settings.EVALUATOR["MODE"],
+            device=device,
+            hardware=submission.hardware,
+            queue=queue,
+            all_samples=all_samples,
+            requested_by=requested_by,
+        )
+        total = kernels_in_scope(submission, all_samples).count()
+        states.move(submission.pk, Status.QUEUED, f"{reason} on queue {queue}".strip(), total=total, done=0)
+        jobs.enqueue_run(run, kernel_count=total)
+    return run
+
+
+def reverify(submission: Submission, requested_by=None, all_samples: bool = False) -> EvaluationRun:
+    """Evaluate a finished submission again with the current harness; earlier runs and scores stay."""
+    if not submission.is_terminal and submission.status != Status.ERRORED:
+        raise SubmissionRefused(f"submission #{submission.pk} is {submission.status}; wait until it finishes")
+    reason = f"re-verification with harness {harness_version()}"
+    return queue_evaluation(submission, requested_by, all_samples, reason=reason)
+
+
+def outdated_submissions():
+    """Submissions whose newest run used another harness version than the current one."""
+    current = harness_version()
+    latest = {}
+    for run in EvaluationRun.objects.order_by("submission_id", "-created", "-pk"):
+        latest.setdefault(run.submission_id, run.harness_version)
+    ids = [pk for pk, version in latest.items() if version != current]
+    return Submission.objects.filter(pk__in=ids)
+
+
+def cancel(submission: Submission, reason: str) -> Submission:
+    """Cancel a submission that has not finished; its queued or running job stops at its next check."""
+    from evaluator import jobs
+
+    submission = states.move(submission.pk, Status.CANCELLED, reason)
+    for run in submission.runs.filter(status__in=[EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING]):
+        run.status, run.reason, run.finished = EvaluationRun.Status.CANCELLED, reason, timezone.now()
+        run.save(update_fields=["status", "reason", "finished"])
+        transaction.on_commit(lambda job_id=run.rq_job_id: jobs.cancel_job(job_id))
+    return submission

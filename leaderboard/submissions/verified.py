@@ -1,0 +1,102 @@
+"""A completed run's per-task results into verified scores on its entry, through leaderboard.scoring.
+
+Sample 0 alone ranks. Scores are written for both baselines (eager and torch.compile) where the run
+measured them, keyed by the run (and so by harness version): a re-verification adds scores, it never
+overwrites an older run's. A kernel the harness flagged as a hack counts as incorrect; any suspect or
+hack flag marks the scores 'flagged' for review.
+"""
+
+from leaderboard import scoring
+from leaderboard.models import Baseline, CurationState, Metric, Provenance, Score, TaskResult
+from leaderboard.submissions.services import suite_task_count
+
+CPU_NOTE = "CPU timing (host clock): not a GPU verification."
+BASELINE_FIELDS = {Baseline.EAGER: "speedup_eager", Baseline.COMPILE: "speedup_compile"}
+
+
+def ranked_results(run) -> list[TaskResult]:
+    """The run's sample-0 results, one per task."""
+    return list(TaskResult.objects.filter(run=run, kernel__sample=0).select_related("task"))
+
+
+def outcomes(results: list[TaskResult], baseline: str) -> list[scoring.TaskOutcome]:
+    field = BASELINE_FIELDS[baseline]
+    return [scoring.task_outcome(r.correct, getattr(r, field), r.flags) for r in results]
+
+
+def measured(results: list[TaskResult], baseline: str) -> bool:
+    """Whether the run timed this baseline at all (a CPU run may lack torch.compile timings)."""
+    field = BASELINE_FIELDS[baseline]
+    return any(getattr(r, field) is not None for r in results)
+
+
+def review_state(results: list[TaskResult]) -> tuple[str, str]:
+    """(curation state, reason): flagged when the harness raised a suspect or hack flag on any kernel."""
+    flagged = sorted(
+        {
+            f"{r.task.key}: {flag.get('code', '?')} ({flag.get('severity')})"
+            for r in results
+            for flag in r.flags
+            if flag.get("severity") in {"suspect", "hack"}
+        }
+    )
+    if not flagged:
+        return CurationState.VISIBLE, ""
+    return CurationState.FLAGGED, "harness flags to review: " + "; ".join(flagged)
+
+
+def score_notes(run, results: list[TaskResult], n_tasks: int) -> str:
+    notes = [f"{len(results)} of {n_tasks} tasks submitted; harness {run.harness_version}, {run.mode} mode."]
+    if run.is_cpu_only:
+        notes.append(CPU_NOTE)
+    degenerate = sum(1 for r in results if r.degenerate)
+    if degenerate:
+        notes.append(f"{degenerate} task(s) accept a null kernel (degenerate).")
+    return " ".join(notes)
+
+
+def write_scores(run) -> list[Score]:
+    """Aggregate a run into verified Score rows (idempotent for the same run); return them."""
+    submission = run.submission
+    entry = submission.entry
+    results = ranked_results(run)
+    n_tasks = suite_task_count(submission.suite, entry.level.number) or len(results)
+    state, state_reason = review_state(results)
+    notes = score_notes(run, results, n_tasks)
+    metrics = set(Metric.objects.values_list("id", flat=True))
+    written = []
+    for baseline in BASELINE_FIELDS:
+        if not results or not measured(results, baseline):
+            continue
+        for aggregate in scoring.aggregate(outcomes(results, baseline), n_tasks).values():
+            if aggregate.value is None or aggregate.metric_id not in metrics:
+                continue
+            score, _ = Score.objects.update_or_create(
+                entry=entry,
+                metric_id=aggregate.metric_id,
+                run=run,
+                baseline=baseline,
+                provenance=Provenance.VERIFIED,
+                defaults={
+                    "value": aggregate.value,
+                    "harness_version": run.harness_version,
+                    "ci_low": aggregate.ci_low,
+                    "ci_high": aggregate.ci_high,
+                    "aggregation": aggregate.aggregation,
+                    "threshold_op": aggregate.threshold_op,
+                    "denominator": aggregate.denominator,
+                    "n_tasks": n_tasks,
+                    "notes": notes,
+                    "state": state,
+                    "state_reason": state_reason,
+                },
+            )
+            written.append(score)
+    return written
+
+
+def fast_p_of_run(run, p: float, baseline: str = Baseline.EAGER) -> float:
+    """fast_p for any p from a run's stored per-task speedups (KernelBench's strict >)."""
+    results = ranked_results(run)
+    n_tasks = suite_task_count(run.submission.suite, run.submission.entry.level.number) or len(results)
+    return scoring.fast_p(outcomes(results, baseline), p, n_tasks)
