@@ -1,0 +1,275 @@
+"""The sandboxed side: import the candidate, run it on the harness's inputs, time it, report on a pipe.
+
+Nothing here decides a verdict. Outputs go back by file and are compared in the harness process, which
+never imports candidate code; what this process reports is checked there (fingerprints, identities).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from evaluator import integrity, timing
+from evaluator.protocol import read_command, write_message
+
+NEEDS_GPU_MARKERS = (
+    "Torch not compiled with CUDA",
+    "CUDA_HOME",
+    "No CUDA GPUs",
+    "Found no NVIDIA driver",
+    "0 active drivers",
+    "cuda_sources",
+    "nvcc",
+    "Cannot find CUDA",
+    "CUDA driver",
+)
+POISON_MIN_BYTES = 64 * 1024 * 1024
+
+
+class StageFailure(Exception):
+    """A failure of the candidate at a stage, with the result's error kind."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(Path(argv[0]).read_text())
+    result_fd = spec["result_fd"]
+    status = 0
+    try:
+        Child(spec).run()
+    except StageFailure as failure:
+        write_message(result_fd, {"event": "failure", "kind": failure.kind, "message": str(failure)})
+    except BaseException:  # noqa: BLE001 - anything else is reported, then the process ends hard
+        write_message(result_fd, {"event": "harness_error", "message": traceback.format_exc()[-4000:]})
+        status = 70
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)  # no atexit hooks or finalisers registered by candidate code run after this
+
+
+def load_module(path: str, name: str):
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def to_device(values: list[Any], device: str) -> list[Any]:
+    return [value.to(device) if isinstance(value, torch.Tensor) else value for value in values]
+
+
+def seed_everything(seed: int) -> None:
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(seed)
+
+
+def classify_exception(error: BaseException, device: str, default: str) -> StageFailure:
+    text = f"{type(error).__name__}: {error}"
+    if device == "cpu" and any(marker in text for marker in NEEDS_GPU_MARKERS):
+        return StageFailure("needs_gpu", f"this kernel needs a CUDA GPU; on a CPU host it fails with {text}")
+    return StageFailure(default, "".join(traceback.format_exception(error))[-6000:])
+
+
+def build_model(model_class: type, init_inputs: list[Any], device: str, kind: str) -> torch.nn.Module:
+    """KernelBench's construction: seed 42, the init inputs, then moved and cast to fp32."""
+    try:
+        seed_everything(42)
+        model = model_class(*init_inputs)
+        return model.to(device=device, dtype=torch.float32)
+    except BaseException as error:  # noqa: BLE001 - candidate code may raise anything, SystemExit too
+        raise classify_exception(error, device, kind) from None
+
+
+def poison_memory(device: str, output_bytes: int) -> None:
+    """Fill the allocator's free memory with NaN, so outputs built from stale memory cannot pass."""
+    if device != "cuda":
+        return
+    torch.cuda.empty_cache()
+    free, _ = torch.cuda.mem_get_info()
+    size = min(max(POISON_MIN_BYTES, 4 * output_bytes), free // 2)
+    poison = torch.empty(size // 4, dtype=torch.float32, device="cuda")
+    poison.fill_(float("nan"))
+    torch.cuda.synchronize()
+    del poison  # the block stays in PyTorch's cache, full of NaN
+
+
+def describe_output(output: Any, inputs: list[Any], pristine: list[Any] | None) -> dict[str, Any]:
+    """Facts only this process can see: exact type, device, aliasing, input mutation."""
+    if type(output) is not torch.Tensor:
+        return {"type": type(output).__qualname__, "exact_tensor": False}
+    tensors = [value for value in inputs if isinstance(value, torch.Tensor)]
+    storage = output.untyped_storage().data_ptr()
+    aliases = any(value.untyped_storage().data_ptr() == storage for value in tensors if value.numel())
+    mutated = False
+    if pristine is not None:
+        before = [value for value in pristine if isinstance(value, torch.Tensor)]
+        mutated = any(not torch.equal(now, then) for now, then in zip(tensors, before, strict=True))
+    return {"exact_tensor": True, "device": output.device.type, "aliases": aliases, "mutated": mutated}
+
+
+class Child:
+    """One candidate's life in the sandbox: load, compile, construct, correctness, then timing."""
+
+    def __init__(self, spec: dict[str, Any]):
+        self.spec = spec
+        self.device = spec["device"]
+        self.mode = spec["mode"]
+        self.workdir = Path(spec["workdir"])
+        self.emit: Callable[[dict[str, Any]], None] = lambda message: write_message(
+            spec["result_fd"], message
+        )
+        self.reference = None
+        self.candidate = None
+
+    def run(self) -> None:
+        integrity.set_precision_defaults()
+        torch.set_grad_enabled(False)
+        payload = torch.load(self.spec["inputs_path"], weights_only=True) if self.spec["inputs_path"] else {}
+        self.init_inputs = to_device(payload.get("init_inputs", []), self.device)
+        self.task = load_module(self.spec["task_path"], "kb_task")
+        if self.spec["stage"] == "evaluate" and (
+            "compile" in self.spec["baselines"] or self.device == "cuda"
+        ):
+            # torch.compile and the profiler import torch._dynamo, which rebinds torch.manual_seed: import it
+            # before the snapshot so only the candidate's changes show.
+            importlib.import_module("torch._dynamo")
+        self.snapshot = integrity.Snapshot.take()
+        self.emit({"event": "ready"})
+        if self.mode == "kernelbench" and self.spec["stage"] == "evaluate":
+            self.reference = build_model(self.task.Model, self.init_inputs, self.device, "harness_error")
+        model_class = self.import_candidate()
+        if self.spec["stage"] == "compile":
+            return
+        self.candidate = build_model(model_class, self.init_inputs, self.device, "init_error")
+        self.run_correctness(payload["trials"], "correctness.pt")
+        self.after_correctness = self.snapshot.differences()
+        if read_command(self.spec["command_fd"]).get("cmd") != "time":
+            return
+        self.run_timing(payload)
+
+    def import_candidate(self) -> type:
+        started = time.monotonic()
+        try:
+            module = load_module(self.spec["kernel_path"], "kb_candidate")
+        except BaseException as error:  # noqa: BLE001 - SystemExit from candidate code is a failure too
+            raise classify_exception(error, self.device, "compile_error") from None
+        model_class = getattr(module, "ModelNew", None)
+        if not isinstance(model_class, type):
+            raise StageFailure("missing_model_new", "the kernel file defines no class ModelNew")
+        self.emit({"event": "compiled", "seconds": time.monotonic() - started})
+        return model_class
+
+    def call_candidate(self, inputs: list[Any], seed: int) -> Any:
+        seed_everything(seed)
+        try:
+            output = self.candidate(*inputs)
+            timing.synchronize(self.device)
+        except BaseException as error:  # noqa: BLE001 - SystemExit from forward is the kernel's fault too
+            raise classify_exception(error, self.device, "runtime_error") from None
+        return output
+
+    def run_correctness(self, trials: list[dict[str, Any]], file_name: str) -> None:
+        """Run every trial; the outputs go to a file, the facts to the harness."""
+        reports, outputs = [], []
+        for trial in trials:
+            inputs = to_device(trial["inputs"], self.device)
+            if self.spec["poison"]:
+                poison_memory(self.device, self.spec["output_bytes"])
+            reference_output = None
+            if trial["order"] == "reference_first":
+                seed_everything(trial["seed"])
+                reference_output = self.reference(*inputs)  # kept alive during the candidate call
+            pristine = timing.clone_inputs(inputs) if self.spec["check_inputs"] else None
+            output = self.call_candidate(inputs, trial["seed"])
+            report, saved = self.inspect_output(output, inputs, pristine)
+            reports.append(report)
+            outputs.append(saved)
+            del output, reference_output
+        torch.save(outputs, self.workdir / file_name)
+        self.emit(
+            {
+                "event": "correctness",
+                "file": file_name,
+                "trials": reports,
+                "integrity": self.snapshot.differences(),
+            }
+        )
+
+    def inspect_output(self, output: Any, inputs: list[Any], pristine: list[Any] | None):
+        """The facts about one output and its CPU copy; an unusable tensor is not a tensor."""
+        try:
+            report = describe_output(output, inputs, pristine)
+            saved = output.detach().to("cpu") if report["exact_tensor"] else None
+        except Exception as error:  # noqa: BLE001 - meta, sparse or otherwise unreadable outputs
+            message = f"the output cannot be read as a dense tensor: {error}"
+            raise StageFailure("not_a_tensor", message) from None
+        return report, saved
+
+    def run_timing(self, payload: dict[str, Any]) -> None:
+        if self.reference is None:
+            self.reference = build_model(self.task.Model, self.init_inputs, self.device, "harness_error")
+        variants = {"candidate": self.candidate}
+        if "eager" in self.spec["baselines"]:
+            variants["eager"] = self.reference
+        input_sets = [to_device(values, self.device) for values in payload["timing_sets"]]
+        if "compile" in self.spec["baselines"]:
+            variants["compile"] = torch.compile(self.reference)
+            variants["compile"](*input_sets[0])  # compiles; torch.compile rebinds a few torch functions
+            timing.synchronize(self.device)
+        before_timing = integrity.Snapshot.take()
+        plan = timing_plan_from(self.spec["timing"])
+        try:
+            record = timing.run_timing(variants, input_sets, plan, self.device)
+            poison_memory(self.device, self.spec["output_bytes"])
+            probe = timing.deferred_work_probe(self.candidate, input_sets[0], self.device)
+            kernels = (
+                timing.profile_kernels(self.candidate, input_sets[0], self.workdir)
+                if self.device == "cuda"
+                else None
+            )
+        except BaseException as error:  # noqa: BLE001
+            raise classify_exception(error, self.device, "runtime_error") from None
+        after_timing = before_timing.differences()
+        if payload.get("post_trials"):
+            self.run_correctness(payload["post_trials"], "post_timing.pt")
+        self.emit(
+            {
+                "event": "timing",
+                "samples": record.samples,
+                "fingerprints": record.fingerprints,
+                "deferred_probe": probe,
+                "kernels": kernels,
+                "integrity": merge_integrity(self.after_correctness, after_timing),
+            }
+        )
+
+
+def timing_plan_from(values: dict[str, Any]) -> timing.TimingPlan:
+    return timing.TimingPlan(**values)
+
+
+def merge_integrity(after_correctness: dict[str, Any], after_timing: dict[str, Any]) -> dict[str, Any]:
+    """Threads count only before the baselines ran (torch.compile starts its own); the rest at both points."""
+    return {
+        "precision_changed": sorted(
+            set(after_correctness["precision_changed"]) | set(after_timing["precision_changed"])
+        ),
+        "functions_replaced": sorted(
+            set(after_correctness["functions_replaced"]) | set(after_timing["functions_replaced"])
+        ),
+        "new_threads": after_correctness["new_threads"],
+    }

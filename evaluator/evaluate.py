@@ -1,0 +1,318 @@
+"""Evaluate one kernel against one prepared task: drive the sandboxed child stage by stage, judge here."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from evaluator import fingerprint, flags
+from evaluator.compile_cache import CompileCache
+from evaluator.correctness import compare_all, load_outputs
+from evaluator.policy import Policy
+from evaluator.reference import PreparedTask
+from evaluator.result import Correctness, Result, TimingInfo
+from evaluator.sandbox import ChildGone, ChildProcess, Deadline, default_limits
+from evaluator.sources import kernel_identity
+from evaluator.stats import speedup, summarize
+
+logger = logging.getLogger(__name__)
+
+STARTUP_TIMEOUT = 180.0
+CPU_TIMING_NOTE = "CPU timing, not a GPU verification"
+
+
+@dataclass
+class Settings:
+    """How long each stage may take, where builds are cached, and which interpreter runs children."""
+
+    policy: Policy
+    compile_timeout: float = 900.0
+    run_timeout: float = 600.0
+    cache: CompileCache | None = None
+    python: str = sys.executable
+    arch_list: str | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+
+
+class Failed(Exception):
+    """The evaluation ended early; the result already says why."""
+
+
+def child_environment(settings: Settings, kernel_sha: str) -> dict[str, str]:
+    """Variables the child needs: the extension cache of this source, one GPU arch, Triton's interpreter."""
+    extra = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "1"}
+    if settings.cache is not None:
+        extra["TORCH_EXTENSIONS_DIR"] = str(settings.cache.prepare(kernel_sha))
+    if settings.policy.device == "cpu":
+        extra["TRITON_INTERPRET"] = "1"
+        extra["CUDA_VISIBLE_DEVICES"] = ""
+    elif settings.arch_list:
+        extra["TORCH_CUDA_ARCH_LIST"] = settings.arch_list
+    return extra
+
+
+def child_spec(task_path: Path, output_bytes: int, kernel_path: Path, settings: Settings, stage: str) -> dict:
+    """The child's instructions (paths, mode, checks, timing plan); never an expected output."""
+    policy = settings.policy
+    return {
+        "stage": stage,
+        "mode": policy.mode,
+        "device": policy.device,
+        "task_path": str(task_path.resolve()),
+        "kernel_path": str(kernel_path.resolve()),
+        "inputs_path": "",
+        "poison": policy.poison_memory,
+        "check_inputs": policy.check_inputs,
+        "output_bytes": output_bytes,
+        "baselines": list(policy.baselines),
+        "timing": dataclasses.asdict(policy.timing),
+    }
+
+
+def new_result(task: PreparedTask, kernel_path: Path, source: str, settings: Settings) -> Result:
+    policy = settings.policy
+    result = Result(
+        mode=policy.mode,
+        device=policy.device,
+        task=task.identity,
+        kernel=kernel_identity(kernel_path, source),
+        speedup_statistic=policy.speedup_statistic,
+        environment=settings.environment,
+        degenerate=task.degenerate,
+        canaries=task.canaries,
+    )
+    result.correctness = Correctness(policy.tolerance, policy.tolerance, skipped=list(task.skipped))
+    if task.degenerate:
+        passed = ", ".join(canary["name"] for canary in task.canaries if canary["passed"])
+        result.add_flag(
+            "degenerate_task", "info", f"null canaries pass this task under KernelBench rules: {passed}"
+        )
+    flags.apply_static_flags(result, source)
+    return result
+
+
+def evaluate_kernel(task: PreparedTask, kernel_path: Path, settings: Settings) -> Result:
+    """The whole verdict for one kernel. Never raises for the kernel's faults; they end up in the result."""
+    started = time.monotonic()
+    source = kernel_path.read_text(encoding="utf-8", errors="replace")
+    result = new_result(task, kernel_path, source, settings)
+    if result.kernel["backend"] == "cuda" and settings.policy.device == "cpu":
+        result.fail("needs_gpu", "a CUDA (load_inline) kernel needs a CUDA GPU; this run is on the CPU")
+        return finish(result, started)
+    limits = default_limits(settings.policy.device, task.output_bytes)
+    spec = child_spec(task.path, task.output_bytes, kernel_path, settings, "evaluate")
+    env = child_environment(settings, result.kernel["sha256"])
+    with ChildProcess(spec, limits, env, python=settings.python) as child:
+        spec["workdir"] = str(child.workdir)
+        spec["inputs_path"] = str(child.workdir / "inputs.pt")
+        task.write_payload(child.workdir / "inputs.pt")
+        spec["task_path"] = _copy_into(task.path, child.workdir, "task.py")
+        spec["kernel_path"] = _copy_into(kernel_path, child.workdir, "kernel.py")
+        try:
+            drive(child, task, result, settings)
+        except Failed:
+            pass
+        except Exception:  # noqa: BLE001 - our own failure: recorded as such, the batch goes on
+            logger.exception("harness error while evaluating %s", kernel_path)
+            result.fail("harness_error", traceback.format_exc()[-6000:])
+        finally:
+            child.kill()
+            result.log = child.log()
+    return finish(result, started)
+
+
+def _copy_into(path: Path, folder: Path, name: str) -> str:
+    target = folder / name
+    shutil.copyfile(path, target)
+    return str(target)
+
+
+def finish(result: Result, started: float) -> Result:
+    result.durations_s["total"] = time.monotonic() - started
+    if not result.correct:
+        result.speedup = {"eager": None, "compile": None}
+    return result
+
+
+def expect(child: ChildProcess, result: Result, event: str, timeout: float, stage: str) -> dict[str, Any]:
+    """Wait for one event; turn failures, timeouts, crashes and harness errors into the result."""
+    try:
+        message = child.receive(timeout)
+    except Deadline:
+        child.kill()
+        result.fail(
+            "timeout", f"no answer within {timeout:.0f} s during {stage}; the process group was killed"
+        )
+        raise Failed() from None
+    except ChildGone:
+        child.wait_exit()
+        kind = "harness_error" if stage == "startup" else "crash"
+        result.fail(kind, f"the kernel's process ended during {stage} ({child.exit_description()})")
+        raise Failed() from None
+    except ValueError as error:
+        result.fail("sandbox_violation", f"unreadable message from the sandbox during {stage}: {error}")
+        raise Failed() from None
+    if message.get("event") == "failure":
+        result.fail(message.get("kind", "runtime_error"), str(message.get("message", ""))[-6000:])
+        raise Failed()
+    if message.get("event") == "harness_error":
+        result.fail("harness_error", str(message.get("message", ""))[-6000:])
+        raise Failed()
+    if message.get("event") != event:
+        result.fail("sandbox_violation", f"unexpected message {message.get('event')!r} during {stage}")
+        raise Failed()
+    return message
+
+
+def drive(child: ChildProcess, task: PreparedTask, result: Result, settings: Settings) -> None:
+    """Start the child and walk it through compile, correctness and timing."""
+    policy = settings.policy
+    child.start()
+    expect(child, result, "ready", STARTUP_TIMEOUT, "startup")
+    stage_start = time.monotonic()
+    expect(child, result, "compiled", settings.compile_timeout, "import and compile")
+    result.compiled = True
+    result.durations_s["compile"] = time.monotonic() - stage_start
+    stage_start = time.monotonic()
+    message = expect(child, result, "correctness", settings.run_timeout, "correctness")
+    outputs = judge_correctness(child, task.trials, result, message, policy)
+    flags.apply_integrity_flags(result, message.get("integrity", {}))
+    result.durations_s["correctness"] = time.monotonic() - stage_start
+    if not result.correct:
+        child.send({"cmd": "stop"})
+        return
+    flag_null_outputs(task, result, outputs)
+    child.send({"cmd": "time"})
+    stage_start = time.monotonic()
+    post_message = None
+    if task.post_trials:
+        post_message = expect(child, result, "correctness", settings.run_timeout, "timing")
+    timing = expect(child, result, "timing", settings.run_timeout, "timing")
+    result.durations_s["timing"] = time.monotonic() - stage_start
+    judge_timing(task, result, timing, policy)
+    if post_message is not None:
+        judge_correctness(child, task.post_trials, result, post_message, policy)
+
+
+def judge_correctness(
+    child: ChildProcess, cases: list, result: Result, message: dict[str, Any], policy: Policy
+) -> list[Any]:
+    """Compare the outputs the child saved with the expected ones; the first failure is the verdict."""
+    reports = message.get("trials", [])
+    try:
+        outputs = load_outputs(child.workdir / str(message.get("file")), len(cases))
+        if len(reports) != len(cases):
+            raise ValueError("trial reports do not match the trials")
+    except Exception as error:  # noqa: BLE001 - whatever the sandbox left there is not trusted
+        result.fail("sandbox_violation", f"the candidate's outputs could not be read safely: {error}")
+        raise Failed() from None
+    verdicts = compare_all(cases, outputs, reports, policy)
+    result.correctness.trials.extend(verdict.trial for verdict in verdicts)
+    failure = next((verdict for verdict in verdicts if verdict.error_kind), None)
+    if failure:
+        result.fail(failure.error_kind, failure.message)
+    else:
+        result.correct = result.error is None
+    return outputs
+
+
+def flag_null_outputs(task: PreparedTask, result: Result, outputs: list[Any]) -> None:
+    """On a degenerate task, a candidate whose outputs are exactly a passing canary computes nothing."""
+    cases = task.trials
+    kernelbench_outputs = [
+        out for out, case in zip(outputs, cases, strict=True) if case.distribution == "task"
+    ]
+    expected = [case.expected for case in cases if case.distribution == "task"]
+    for name, canary in task.canary_outputs.items():
+        same = all(torch.equal(out, can) for out, can in zip(kernelbench_outputs, canary, strict=False))
+        reference_differs = not all(torch.equal(exp, can) for exp, can in zip(expected, canary, strict=False))
+        if same and reference_differs:
+            result.add_flag("null_output", "hack", f"outputs are exactly the '{name}' null canary")
+
+
+def judge_timing(task: PreparedTask, result: Result, timing: dict[str, Any], policy: Policy) -> None:
+    """Statistics, speedups, timed-output checks and the runtime flags."""
+    samples = timing.get("samples", {})
+    result.runtime_ms = summarize(samples["candidate"])
+    for baseline in ("eager", "compile"):
+        if samples.get(baseline):
+            result.baseline_ms[baseline] = summarize(samples[baseline])
+            result.speedup[baseline] = speedup(
+                result.baseline_ms[baseline], result.runtime_ms, policy.speedup_statistic
+            )
+    plan = policy.timing
+    result.timing = TimingInfo(
+        method="cuda_event" if policy.device == "cuda" else "host_clock",
+        trials=plan.trials,
+        warmup=plan.warmup,
+        l2_flush=plan.l2_flush,
+        note=timing_note(policy),
+    )
+    check_timed_outputs(task, result, timing, policy)
+    flags.apply_integrity_flags(result, timing.get("integrity", {}))
+    flags.apply_timing_flags(result, timing_report(task, timing, policy), task.io_bytes)
+
+
+def timing_note(policy: Policy) -> str:
+    if policy.device == "cpu":
+        return CPU_TIMING_NOTE
+    plan = policy.timing
+    how = "interleaved with the baselines" if plan.interleaved else "candidate, then each baseline"
+    sync = "device-wide sync before the end event" if plan.device_sync_before_end else "current-stream events"
+    return f"CUDA events, {how}, {plan.rotate_inputs} rotating input set(s), {sync}"
+
+
+def check_timed_outputs(task: PreparedTask, result: Result, timing: dict[str, Any], policy: Policy) -> None:
+    """Every timed output's fingerprint must match the trusted one for its input set."""
+    if task.stochastic:
+        result.add_flag(
+            "stochastic_reference", "info", "the reference uses the RNG; timed outputs not checked"
+        )
+        return
+    numel = task.trials[0].expected.numel()
+    for name, entries in timing.get("fingerprints", {}).items():
+        bad = sum(
+            not fingerprint.matches(fp, task.timing_fingerprints[index], numel, policy.tolerance)
+            for index, fp in entries
+        )
+        if not bad:
+            continue
+        if name == "candidate":
+            result.add_flag(
+                "timed_output_mismatch",
+                "hack",
+                f"{bad} of {len(entries)} timed outputs differ from the reference",
+            )
+        else:
+            result.add_flag(
+                "baseline_tampered", "hack", f"{bad} timed outputs of the {name} baseline are wrong"
+            )
+
+
+def timing_report(task: PreparedTask, timing: dict[str, Any], policy: Policy) -> dict[str, Any]:
+    report: dict[str, Any] = {}
+    probe = timing.get("deferred_probe")
+    if probe and not task.stochastic:
+        at_return, after_sync = probe
+        numel = task.trials[0].expected.numel()
+        expected = task.timing_fingerprints[0]
+        if not fingerprint.matches(at_return, expected, numel, policy.tolerance) and fingerprint.matches(
+            after_sync, expected, numel, policy.tolerance
+        ):
+            report["deferred_work"] = (
+                "the output was incomplete when forward returned and complete after a sync"
+            )
+    kernels = timing.get("kernels")
+    if kernels is not None:
+        report["kernels"] = kernels
+        report["streams"] = kernels.get("streams", 1)
+    return report

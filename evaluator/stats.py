@@ -1,0 +1,40 @@
+"""Summary statistics of timing samples (pure Python) and the speedups derived from them."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+
+def quantile(sorted_samples: list[float], fraction: float) -> float:
+    """Linear-interpolated quantile of already sorted samples."""
+    position = (len(sorted_samples) - 1) * fraction
+    low = math.floor(position)
+    high = math.ceil(position)
+    weight = position - low
+    return sorted_samples[low] * (1 - weight) + sorted_samples[high] * weight
+
+
+def summarize(samples: list[float]) -> dict[str, Any]:
+    """STATS of the result schema: median, mean, std (population), IQR, min, max, n and the samples."""
+    if not samples:
+        raise ValueError("no timing samples to summarise")
+    ordered = sorted(samples)
+    return {
+        "median": statistics.median(ordered),
+        "mean": statistics.fmean(ordered),
+        "std": statistics.pstdev(ordered),
+        "iqr": quantile(ordered, 0.75) - quantile(ordered, 0.25),
+        "min": ordered[0],
+        "max": ordered[-1],
+        "n": len(ordered),
+        "samples": [round(value, 6) for value in samples],
+    }
+
+
+def speedup(baseline: dict[str, Any] | None, kernel: dict[str, Any] | None, statistic: str) -> float | None:
+    """Baseline time over kernel time with the given statistic; None when either is missing."""
+    if not baseline or not kernel or kernel[statistic] <= 0:
+        return None
+    return baseline[statistic] / kernel[statistic]

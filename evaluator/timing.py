@@ -1,0 +1,181 @@
+"""Inside the sandbox: time the candidate and the baselines, interleaved, and watch the timed outputs."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from evaluator.fingerprint import fingerprint
+from evaluator.policy import TimingPlan
+
+# Bound before candidate code is imported, so later monkey-patching of torch or time cannot reach them.
+_synchronize = torch.cuda.synchronize
+_Event = torch.cuda.Event
+_elapsed_time = torch.cuda.Event.elapsed_time
+_record = torch.cuda.Event.record
+_perf_counter_ns = time.perf_counter_ns
+_clone = torch.Tensor.clone
+
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+LIBRARY_KERNEL = re.compile(
+    r"^(void\s+)?(\(anonymous namespace\)::)?(at::|at_cuda_detail|cutlass|cublas|cudnn|cub::|sm\d+_|ampere_"
+    r"|volta_|turing_|hopper_|nvjet|gemv|gemm|gemmk|gemmSN|splitKreduce|Memcpy|Memset|xmma|fft|vector_fft"
+    r"|regular_fft|triton_(poi|red|per|tem)_|cutensor|implicit_convolve|cask_|dgrad|wgrad|fprop|nchwToNhwc"
+    r"|nhwcToNchw|native::|elementwise_kernel|vectorized_elementwise|reduce_kernel|kernel_agent)",
+)
+
+Variant = Callable[..., Any]
+
+
+@dataclass
+class TimingRecord:
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    fingerprints: dict[str, list[tuple[int, list[float]]]] = field(default_factory=dict)
+
+
+class L2Flusher:
+    """Writes a buffer larger than the L2 cache before each timed call (cold-cache timing)."""
+
+    def __init__(self, device: str, enabled: bool):
+        self.buffer = None
+        if enabled and device == "cuda":
+            l2_bytes = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)
+            size = max(L2_FLUSH_BYTES, 2 * l2_bytes)
+            self.buffer = torch.empty(size // 8, dtype=torch.int64, device="cuda")
+
+    def flush(self) -> None:
+        if self.buffer is not None:
+            self.buffer.fill_(42)
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        _synchronize()
+
+
+def clone_inputs(inputs: list[Any]) -> list[Any]:
+    return [_clone(value) if isinstance(value, torch.Tensor) else value for value in inputs]
+
+
+def timed_call(fn: Variant, inputs: list[Any], device: str, plan: TimingPlan, flusher: L2Flusher):
+    """One timed call: (milliseconds, output). CUDA events with an optional device-wide sync before end."""
+    if device != "cuda":
+        start_ns = _perf_counter_ns()
+        output = fn(*inputs)
+        return (_perf_counter_ns() - start_ns) / 1e6, output
+    _synchronize()
+    flusher.flush()
+    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    _record(start)
+    output = fn(*inputs)
+    if plan.device_sync_before_end:
+        _synchronize()
+    _record(end)
+    _synchronize()
+    return _elapsed_time(start, end), output
+
+
+def warm_up(variants: dict[str, Variant], input_sets: list[list[Any]], plan: TimingPlan, device: str) -> None:
+    for name, fn in variants.items():
+        count = plan.warmup if name == "candidate" else plan.baseline_warmup
+        for index in range(count):
+            fn(*input_sets[index % len(input_sets)])
+        synchronize(device)
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
+class InputSlots:
+    """A few fixed buffers the input sets are copied into before each call, in a cycle of SLOTS.
+
+    The slot cycle (3) and the input-set cycle (2 or 4) differ, so one address sees different data over
+    time: an output cache keyed by address returns a stale answer, and the fingerprint check catches it.
+    """
+
+    SLOTS = 3
+
+    def __init__(self, template: list[Any]):
+        self.buffers = [clone_inputs(template) for _ in range(self.SLOTS)]
+        self.calls = 0
+
+    def fill(self, values: list[Any]) -> list[Any]:
+        slot = self.buffers[self.calls % self.SLOTS]
+        self.calls += 1
+        for target, value in zip(slot, values, strict=True):
+            if isinstance(target, torch.Tensor):
+                target.copy_(value)
+        return [
+            target if isinstance(target, torch.Tensor) else value
+            for target, value in zip(slot, values, strict=True)
+        ]
+
+
+def run_timing(
+    variants: dict[str, Variant], input_sets: list[list[Any]], plan: TimingPlan, device: str
+) -> TimingRecord:
+    """Time every variant per the plan; fingerprint every timed output outside the timed region."""
+    flusher = L2Flusher(device, plan.l2_flush)
+    warm_up(variants, input_sets, plan, device)
+    record = TimingRecord({name: [] for name in variants}, {name: [] for name in variants})
+    slots = {name: InputSlots(input_sets[0]) for name in variants} if plan.clone_inputs else {}
+    names = list(variants)
+    schedule = (
+        [(index, names[index % len(names) :] + names[: index % len(names)]) for index in range(plan.trials)]
+        if plan.interleaved
+        else [(index, [name]) for name in names for index in range(plan.trials + plan.discard_first)]
+    )
+    for index, order in schedule:
+        set_index = index % len(input_sets)
+        for name in order:
+            inputs = slots[name].fill(input_sets[set_index]) if slots else input_sets[set_index]
+            milliseconds, output = timed_call(variants[name], inputs, device, plan, flusher)
+            if not plan.interleaved and index < plan.discard_first:
+                continue
+            record.samples[name].append(milliseconds)
+            record.fingerprints[name].append((set_index, fingerprint(output)))
+            del output
+    return record
+
+
+def deferred_work_probe(fn: Variant, inputs: list[Any], device: str) -> tuple[list[float], list[float]]:
+    """Fingerprint an output right after return and again after a device-wide sync (or a pause on CPU)."""
+    inputs = clone_inputs(inputs)
+    synchronize(device)
+    output = fn(*inputs)
+    at_return = fingerprint(output)  # ordered on the current stream only
+    if device == "cuda":
+        _synchronize()
+    else:
+        time.sleep(0.05)
+    return at_return, fingerprint(output)
+
+
+def profile_kernels(fn: Variant, inputs: list[Any], trace_dir: Path) -> dict[str, Any]:
+    """Names and streams of the GPU kernels one call launches, read from a profiler trace."""
+    from torch.profiler import ProfilerActivity, profile
+
+    inputs = clone_inputs(inputs)
+    marker = torch.ones(1, device="cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        marker.mul_(2)  # the first kernel: it runs on the current stream
+        fn(*inputs)
+        _synchronize()
+    trace_path = trace_dir / "trace.json"
+    prof.export_chrome_trace(str(trace_path))
+    events = json.loads(trace_path.read_text()).get("traceEvents", [])
+    kernels = [event for event in events if event.get("cat") == "kernel"]
+    kernels.sort(key=lambda event: event.get("ts", 0))
+    if not kernels:
+        return {"names": [], "custom": [], "streams": 1}
+    candidate_kernels = kernels[1:]  # without the marker
+    names = sorted({event.get("name", "") for event in candidate_kernels})
+    custom = [name for name in names if not LIBRARY_KERNEL.search(name)]
+    streams = {event.get("args", {}).get("stream") for event in kernels} - {None}
+    return {"names": names[:50], "custom": custom[:20], "streams": len(streams) or 1}

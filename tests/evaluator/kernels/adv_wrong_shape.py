@@ -1,0 +1,9 @@
+"""Wrong: drops the last column."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x[:, :-1])

@@ -1,0 +1,8 @@
+"""forward raises: runtime_error."""
+
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        raise RuntimeError("kernel launch failed")

@@ -1,0 +1,152 @@
+"""The command line and the sandbox, end to end on CPU: exit codes, batch files, isolation layers."""
+
+import json
+import os
+
+import pytest
+
+from evaluator.sandbox import network_isolation
+from tests.evaluator.conftest import KERNELS, MATMUL, RELU, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def test_run_exits_zero_whatever_the_verdict(evaluate):
+    code, result, output = evaluate(
+        RELU, KERNELS / "adv_wrong_shape.py", "--baselines", "eager", "--trials", "3"
+    )
+    assert code == 0
+    assert result["error"]["kind"] == "wrong_shape"
+    assert "9_ReLU | wrong_shape" in output
+
+
+def test_run_prints_json_on_stdout_without_json_option(cache_dir):
+    completed = run_cli(
+        "run",
+        "--task",
+        str(MATMUL),
+        "--kernel",
+        str(KERNELS / "honest_torch_matmul.py"),
+        "--device",
+        "cpu",
+        "--baselines",
+        "eager",
+        "--trials",
+        "3",
+        "--cache-dir",
+        str(cache_dir),
+    )
+    assert completed.returncode == 0
+    result = json.loads(completed.stdout)
+    assert result["correct"]
+    assert result["speedup"]["eager"] > 0
+    assert "1_Square_matrix_multiplication | correct" in completed.stderr
+
+
+def test_run_refuses_missing_files():
+    completed = run_cli("run", "--task", "no/such/task.py", "--kernel", str(KERNELS / "adv_wrong_shape.py"))
+    assert completed.returncode == 2
+    assert "no such file" in completed.stderr
+
+
+def test_hang_is_killed_at_the_timeout(evaluate):
+    code, result, _ = evaluate(RELU, KERNELS / "crash_hang.py", "--timeout", "8", "--baselines", "eager")
+    assert code == 0
+    assert result["error"]["kind"] == "timeout"
+    assert result["durations_s"]["total"] < 60
+
+
+def test_sandbox_hides_secrets_the_network_and_ignores_forged_stdout(evaluate, monkeypatch):
+    monkeypatch.setenv("SECRET_KEY", "do-not-leak")
+    code, result, _ = evaluate(RELU, KERNELS / "probe_sandbox.py", "--baselines", "eager", "--trials", "3")
+    assert code == 0
+    assert result["correct"]
+    probe = next(line for line in result["log"].splitlines() if line.startswith("PROBE"))
+    assert "secrets=[]" in probe
+    assert "home=/tmp/kb-eval-" in probe
+    sandbox = result["environment"]["sandbox"]
+    if network_isolation():
+        assert "network=blocked" in probe
+        assert sandbox["network_namespace"].startswith("unshare")
+    assert result["speedup"]["eager"] < 1000  # the JSON it printed on stdout was not taken as a result
+    assert sandbox["fresh_interpreter"]
+    assert sandbox["scrubbed_environment"]
+    assert sandbox["process_group_kill"]
+    assert "RLIMIT_CPU" in sandbox["rlimits"]
+
+
+def write_manifest(folder, kernels, **options):
+    path = folder / "manifest.json"
+    path.write_text(json.dumps({"device": "cpu", "mode": "hardened", "kernels": kernels, **options}))
+    return path
+
+
+def test_batch_writes_environment_and_one_file_per_kernel_and_resumes(tmp_path, cache_dir):
+    kernels = [
+        {"id": "good", "task_path": str(MATMUL), "kernel_path": str(KERNELS / "honest_torch_matmul.py")},
+        {"id": "bad", "task_path": str(RELU), "kernel_path": str(KERNELS / "broken_forward.py")},
+    ]
+    manifest = write_manifest(tmp_path, kernels, baselines=["eager"], trials=3)
+    out = tmp_path / "out"
+    completed = run_cli(
+        "batch", "--manifest", str(manifest), "--out", str(out), "--cache-dir", str(cache_dir)
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert sorted(path.name for path in out.iterdir()) == ["bad.json", "environment.json", "good.json"]
+    assert json.loads((out / "environment.json").read_text())["device"] == "cpu"
+    assert json.loads((out / "good.json").read_text())["correct"] is True
+    assert json.loads((out / "bad.json").read_text())["error"]["kind"] == "runtime_error"
+    stamp = os.stat(out / "good.json").st_mtime_ns
+    (out / "bad.json").unlink()
+    again = run_cli("batch", "--manifest", str(manifest), "--out", str(out), "--cache-dir", str(cache_dir))
+    assert again.returncode == 0
+    assert "1 of 2 kernel(s) to evaluate" in again.stderr
+    assert os.stat(out / "good.json").st_mtime_ns == stamp
+    assert (out / "bad.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("kernels", "message"),
+    [
+        ([{"id": "../escape", "task_path": "t.py", "kernel_path": "k.py"}], "safe file name"),
+        ([{"id": "a", "task_path": "missing.py", "kernel_path": "k.py"}], "no such file"),
+        ([], "non-empty list"),
+    ],
+)
+def test_batch_refuses_a_bad_manifest_and_writes_nothing(tmp_path, kernels, message):
+    manifest = write_manifest(tmp_path, kernels)
+    out = tmp_path / "out"
+    completed = run_cli("batch", "--manifest", str(manifest), "--out", str(out))
+    assert completed.returncode == 2
+    assert message in completed.stderr
+    assert not out.exists()
+
+
+def test_batch_refuses_an_unknown_baseline(tmp_path):
+    kernels = [{"id": "a", "task_path": str(RELU), "kernel_path": str(KERNELS / "adv_wrong_shape.py")}]
+    manifest = write_manifest(tmp_path, kernels, baselines=["tensorrt"])
+    completed = run_cli("batch", "--manifest", str(manifest), "--out", str(tmp_path / "out"))
+    assert completed.returncode == 2
+    assert "bad manifest option" in completed.stderr
+
+
+def test_batch_refuses_an_unknown_device(tmp_path):
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"device": "tpu", "kernels": []}))
+    completed = run_cli("batch", "--manifest", str(path), "--out", str(tmp_path / "out"))
+    assert completed.returncode == 2
+    assert "device must be one of" in completed.stderr
+
+
+def test_kernelbench_mode_and_the_compile_baseline(evaluate):
+    code, result, _ = evaluate(
+        RELU, KERNELS / "honest_triton_relu.py", "--mode", "kernelbench", "--trials", "3"
+    )
+    assert code == 0
+    assert result["correct"], result["error"]
+    assert result["mode"] == "kernelbench"
+    assert result["speedup_statistic"] == "mean"
+    assert [trial["order"] for trial in result["correctness"]["trials"]] == ["reference_first"] * 5
+    assert result["baseline_ms"]["compile"]["n"] == 3
+    assert result["speedup"]["compile"] > 0
+    assert [flag for flag in result["flags"] if flag["severity"] != "info"] == []

@@ -1,0 +1,166 @@
+"""The adversarial corpus through the whole harness on CPU: hacks are failed or flagged, honest kernels pass.
+
+One batch evaluates the corpus (the batch path is what RQ jobs use); each row of the table checks one kernel.
+"""
+
+import json
+
+import pytest
+
+from tests.evaluator.conftest import KERNELS, MATMUL, RELU, SOFTMAX_WIDE, run_cli
+
+pytestmark = pytest.mark.slow
+
+# kernel: (task, expected); expected is ("pass", None), ("fail", error kind) or ("flag", a hack flag code)
+CORPUS = {
+    "honest_triton_relu": (RELU, "pass", None),
+    "honest_triton_matmul": (MATMUL, "pass", None),
+    "honest_torch_matmul": (MATMUL, "pass", None),
+    "honest_cuda_relu": (RELU, "fail", "needs_gpu"),
+    "adv_return_input": (RELU, "fail", "aliases_input"),
+    "adv_constant_zeros": (RELU, "fail", "wrong_values"),
+    "adv_constant_matmul": (MATMUL, "fail", "wrong_values"),
+    "adv_cache_by_pointer": (RELU, "flag", "timed_output_mismatch"),
+    "adv_mutate_input": (RELU, "fail", "mutated_input"),
+    "adv_tensor_subclass": (RELU, "fail", "not_a_tensor"),
+    "adv_frame_walk": (RELU, "fail", "wrong_values"),
+    "adv_monkeypatch_torch": (RELU, "flag", "torch_patched"),
+    "adv_precision_flags": (MATMUL, "flag", "precision_flags_changed"),
+    "adv_stale_memory": (RELU, "fail", "wrong_values"),
+    "adv_ghost_branch": (RELU, "fail", "wrong_values"),
+    "adv_deferred_thread": (RELU, "fail", "wrong_values"),
+    "adv_wrong_dtype": (RELU, "fail", "wrong_dtype"),
+    "adv_wrong_shape": (RELU, "fail", "wrong_shape"),
+    "broken_import": (RELU, "fail", "compile_error"),
+    "broken_no_model_new": (RELU, "fail", "missing_model_new"),
+    "broken_init": (RELU, "fail", "init_error"),
+    "broken_forward": (RELU, "fail", "runtime_error"),
+    "broken_exit_in_forward": (RELU, "fail", "runtime_error"),
+    "crash_segfault": (RELU, "fail", "crash"),
+    "crash_exit_at_import": (RELU, "fail", "crash"),
+    "crash_hang": (RELU, "fail", "timeout"),
+}
+# The zeros kernel on a task where zeros pass KernelBench: failed by the signed-input trials.
+EXTRA = {
+    "softmax_wide_zeros": ("adv_constant_zeros", SOFTMAX_WIDE, "fail", "wrong_values"),
+    "broken_syntax": ("broken_syntax", RELU, "fail", "compile_error"),
+}
+SYNTAX_ERROR = (
+    "import torch.nn as nn\n\nclass ModelNew(nn.Module)\n    def forward(self, x):\n        return x\n"
+)
+GPU_ONLY = {"adv_side_stream", "adv_illegal_memory", "honest_cuda_fused_epilogue", "probe_sandbox"}
+
+
+@pytest.fixture(scope="module")
+def corpus_results(tmp_path_factory, cache_dir):
+    folder = tmp_path_factory.mktemp("corpus")
+    kernels = [
+        {"id": name, "task_path": str(task), "kernel_path": str(KERNELS / f"{name}.py")}
+        for name, (task, _, _) in CORPUS.items()
+    ]
+    (folder / "broken_syntax.py").write_text(SYNTAX_ERROR)  # written here: the linter cannot parse it
+    kernels += [
+        {"id": key, "task_path": str(task), "kernel_path": str(folder / f"{name}.py")}
+        if name == "broken_syntax"
+        else {"id": key, "task_path": str(task), "kernel_path": str(KERNELS / f"{name}.py")}
+        for key, (name, task, _, _) in EXTRA.items()
+    ]
+    manifest = folder / "manifest.json"
+    options = {"baselines": ["eager"], "trials": 5, "run_timeout": 25}
+    manifest.write_text(json.dumps({"device": "cpu", "mode": "hardened", "kernels": kernels, **options}))
+    out = folder / "out"
+    completed = run_cli(
+        "batch", "--manifest", str(manifest), "--out", str(out), "--cache-dir", str(cache_dir)
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return {path.stem: json.loads(path.read_text()) for path in out.glob("*.json")}
+
+
+def test_every_corpus_file_is_in_the_table():
+    files = {path.stem for path in KERNELS.glob("*.py")}
+    assert files - GPU_ONLY == set(CORPUS)
+
+
+def severe_flags(result):
+    return {flag["code"] for flag in result["flags"] if flag["severity"] in ("suspect", "hack")}
+
+
+@pytest.mark.parametrize("name", [*CORPUS, *EXTRA])
+def test_corpus_verdict(corpus_results, name):
+    expectation = CORPUS.get(name) or EXTRA[name][1:]
+    _, outcome, detail = expectation
+    result = corpus_results[name]
+    hack_flags = {flag["code"] for flag in result["flags"] if flag["severity"] == "hack"}
+    if outcome == "pass":
+        assert result["correct"], result["error"]
+        assert result["error"] is None
+        assert severe_flags(result) == set(), result["flags"]
+        assert result["speedup"]["eager"] > 0
+        assert result["timing"]["note"] == "CPU timing, not a GPU verification"
+    elif outcome == "fail":
+        assert not result["correct"]
+        assert result["error"]["kind"] == detail, result["error"]
+        assert result["speedup"] == {"eager": None, "compile": None}
+    else:
+        assert detail in hack_flags, result["flags"]
+
+
+def test_every_hack_is_failed_or_flagged(corpus_results):
+    for name, result in corpus_results.items():
+        if name.startswith(("adv_", "softmax")):
+            assert not result["correct"] or any(f["severity"] == "hack" for f in result["flags"]), name
+
+
+def test_the_crashes_did_not_affect_the_next_kernel(corpus_results):
+    # crash_* ran before the honest kernels in manifest order? The batch evaluates in manifest order,
+    # and honest kernels after every crash in CORPUS order still pass.
+    assert corpus_results["crash_hang"]["error"]["message"].startswith("no answer within 25 s")
+    assert corpus_results["honest_triton_relu"]["correct"]
+
+
+def test_degenerate_tasks_carry_the_mark(corpus_results):
+    assert corpus_results["honest_triton_relu"]["degenerate"] is True  # ReLU on [0, 1) inputs is the identity
+    assert {c["name"]: c["passed"] for c in corpus_results["honest_triton_relu"]["canaries"]}["input"] is True
+    assert corpus_results["honest_triton_matmul"]["degenerate"] is False
+    assert corpus_results["softmax_wide_zeros"]["degenerate"] is True
+
+
+def test_results_follow_the_schema(corpus_results):
+    result = corpus_results["honest_triton_relu"]
+    assert result["schema"] == 1
+    assert set(result) >= {
+        "harness_version",
+        "mode",
+        "device",
+        "task",
+        "kernel",
+        "compiled",
+        "correct",
+        "error",
+        "correctness",
+        "runtime_ms",
+        "baseline_ms",
+        "speedup",
+        "speedup_statistic",
+        "timing",
+        "flags",
+        "degenerate",
+        "canaries",
+        "environment",
+        "durations_s",
+        "log",
+    }
+    assert set(result["runtime_ms"]) == {"median", "mean", "std", "iqr", "min", "max", "n", "samples"}
+    assert result["runtime_ms"]["n"] == len(result["runtime_ms"]["samples"]) == 5
+    assert result["speedup_statistic"] == "median"
+    assert result["kernel"]["backend"] == "triton"
+    assert result["task"]["level"] == 1
+    assert result["task"]["problem_id"] == 9
+    assert result["correctness"]["passed"] == result["correctness"]["total"] >= 8
+    orders = {trial["order"] for trial in result["correctness"]["trials"]}
+    assert orders == {"candidate_first", "reference_first"}
+    assert {trial["distribution"] for trial in result["correctness"]["trials"]} >= {
+        "task",
+        "signed",
+        "heavy_tailed",
+    }

@@ -1,0 +1,238 @@
+"""Unit tests of the harness's parts: statistics, policy, sources, flags, fingerprints, results, cache."""
+
+import json
+import math
+
+import pytest
+import torch
+
+from evaluator import HARNESS_VERSION, fingerprint
+from evaluator.compile_cache import CompileCache
+from evaluator.flags import roofline_floor_ms, static_flags
+from evaluator.policy import make_policy
+from evaluator.result import ErrorInfo, Flag, Result, truncate_log, write_json_atomic
+from evaluator.sandbox import scrubbed_environment
+from evaluator.sources import kernel_backend, kernelbench_hash, task_identity
+from evaluator.stats import speedup, summarize
+from tests.evaluator.conftest import KERNELS
+
+
+def test_summarize_reports_every_statistic_and_keeps_samples():
+    stats = summarize([4.0, 1.0, 3.0, 2.0])
+    assert stats["median"] == 2.5
+    assert stats["mean"] == 2.5
+    assert stats["min"] == 1.0
+    assert stats["max"] == 4.0
+    assert stats["iqr"] == pytest.approx(1.5)
+    assert stats["std"] == pytest.approx(math.sqrt(1.25))
+    assert stats["n"] == 4
+    assert stats["samples"] == [4.0, 1.0, 3.0, 2.0]
+
+
+def test_summarize_refuses_no_samples():
+    with pytest.raises(ValueError, match="no timing samples"):
+        summarize([])
+
+
+def test_speedup_is_baseline_over_kernel_with_the_chosen_statistic():
+    kernel, baseline = summarize([1.0, 1.0, 4.0]), summarize([2.0, 2.0, 2.0])
+    assert speedup(baseline, kernel, "median") == 2.0
+    assert speedup(baseline, kernel, "mean") == 1.0
+    assert speedup(None, kernel, "median") is None
+
+
+def test_kernelbench_mode_reproduces_its_numbers():
+    policy = make_policy("kernelbench", "cuda")
+    assert policy.tolerance == 1e-4
+    assert policy.kernelbench_trials == 5
+    assert policy.extra_trials == ()
+    plan = policy.timing
+    assert (plan.trials, plan.warmup, plan.baseline_warmup, plan.discard_first) == (100, 3, 5, 1)
+    assert plan.statistic == "mean"
+    assert not plan.interleaved
+    assert plan.rotate_inputs == 1
+    assert not plan.device_sync_before_end
+    assert plan.l2_flush
+    assert make_policy("kernelbench", "cuda", tolerance="v0.1").tolerance == 1e-2
+
+
+def test_hardened_mode_interleaves_rotates_and_syncs():
+    policy = make_policy("hardened", "cuda")
+    plan = policy.timing
+    assert plan.trials >= 100
+    assert plan.interleaved
+    assert plan.rotate_inputs > 1
+    assert plan.clone_inputs
+    assert plan.device_sync_before_end
+    assert plan.statistic == "median"
+    assert policy.candidate_first
+    assert policy.check_inputs
+    assert policy.poison_memory
+    assert {name for name, _ in policy.extra_trials} == {"signed", "heavy_tailed"}
+    assert make_policy("hardened", "cpu").timing.l2_flush is False
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(("fast", "cpu"), "unknown mode"), (("hardened", "tpu"), "unknown device")],
+)
+def test_unknown_policy_names_are_refused(args, message):
+    with pytest.raises(ValueError, match=message):
+        make_policy(*args)
+
+
+def test_unknown_baseline_is_refused():
+    with pytest.raises(ValueError, match="unknown baselines"):
+        make_policy("hardened", "cpu", baselines=("eager", "tensorrt"))
+
+
+def test_kernelbench_hash_ignores_comments_docstrings_and_whitespace():
+    base = "import torch\nclass Model:\n    def f(self):\n        return 1\n"
+    noisy = '"""doc"""\nimport torch   # a comment\n\nclass Model:\n    def f(self):\n\n        return 1\n'
+    assert kernelbench_hash(base) == kernelbench_hash(noisy)
+    assert kernelbench_hash(base) != kernelbench_hash(base.replace("1", "2"))
+    assert len(kernelbench_hash(base)) == 32
+
+
+def test_task_identity_reads_level_id_and_name_from_the_path(tmp_path):
+    path = tmp_path / "level2" / "12_Gemm_Multiply_LeakyReLU.py"
+    identity = task_identity(path, "x = 1")
+    assert (identity["level"], identity["problem_id"], identity["name"]) == (
+        2,
+        12,
+        "12_Gemm_Multiply_LeakyReLU",
+    )
+    cpu = task_identity(tmp_path / "level1" / "cpu" / "19_ReLU_.py", "")
+    assert (cpu["level"], cpu["problem_id"], cpu["name"]) == (1, 19, "19_ReLU_")
+    assert task_identity(tmp_path / "anything.py", "")["level"] is None
+
+
+@pytest.mark.parametrize(
+    ("name", "backend"),
+    [("honest_cuda_relu", "cuda"), ("honest_triton_relu", "triton"), ("honest_torch_matmul", "torch")],
+)
+def test_backend_is_detected_from_the_source(name, backend):
+    assert kernel_backend((KERNELS / f"{name}.py").read_text()) == backend
+
+
+@pytest.mark.parametrize(
+    "name", ["honest_cuda_relu", "honest_triton_relu", "honest_triton_matmul", "honest_torch_matmul"]
+)
+def test_honest_kernels_match_no_suspect_static_rule(name):
+    found = static_flags((KERNELS / f"{name}.py").read_text())
+    assert [code for code, severity, _ in found if severity != "info"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("adv_side_stream", "side_stream"),
+        ("adv_deferred_thread", "threads"),
+        ("adv_frame_walk", "introspection"),
+        ("adv_monkeypatch_torch", "torch_patched"),
+        ("adv_precision_flags", "precision_flags_changed"),
+    ],
+)
+def test_static_rules_catch_the_obvious_hacks(name, code):
+    assert code in {found[0] for found in static_flags((KERNELS / f"{name}.py").read_text())}
+
+
+def test_roofline_floor_uses_the_gpu_bandwidth():
+    assert roofline_floor_ms("NVIDIA H200", int(4.8e9)) == pytest.approx(1.0)
+    assert roofline_floor_ms("Some CPU", 10**9) is None
+
+
+def test_fingerprint_matches_itself_and_rejects_changes():
+    torch.manual_seed(0)
+    tensor = torch.rand(64, 512)
+    expected = fingerprint.fingerprint(tensor)
+    assert fingerprint.matches(fingerprint.fingerprint(tensor.clone()), expected, tensor.numel(), 1e-4)
+    assert not fingerprint.matches(
+        fingerprint.fingerprint(torch.zeros_like(tensor)), expected, tensor.numel(), 1e-4
+    )
+    assert not fingerprint.matches(
+        fingerprint.fingerprint(torch.rand(64, 512)), expected, tensor.numel(), 1e-4
+    )
+    nan = tensor.clone()
+    nan[3, 3] = float("nan")
+    assert not fingerprint.matches(fingerprint.fingerprint(nan), expected, tensor.numel(), 1e-4)
+
+
+def test_result_json_has_the_schema_and_no_nan(tmp_path):
+    result = Result(mode="hardened", device="cpu", task={"name": "t"}, kernel={"backend": "torch"})
+    result.fail("wrong_values", "differs")
+    result.add_flag("pytorch_only", "info", "x")
+    result.add_flag("pytorch_only", "info", "again")
+    payload = result.to_dict()
+    assert payload["schema"] == 1
+    assert payload["harness_version"] == HARNESS_VERSION
+    assert payload["error"] == {"kind": "wrong_values", "message": "differs"}
+    assert len(payload["flags"]) == 1
+    write_json_atomic(tmp_path / "r.json", payload)
+    assert json.loads((tmp_path / "r.json").read_text())["correct"] is False
+    assert [path.name for path in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_result_refuses_unknown_kinds_and_severities():
+    with pytest.raises(ValueError, match="unknown error kind"):
+        ErrorInfo("oops", "")
+    with pytest.raises(ValueError, match="unknown flag severity"):
+        Flag("x", "fatal", "")
+
+
+def test_first_failure_wins():
+    result = Result(mode="hardened", device="cpu", task={}, kernel={})
+    result.fail("mutated_input", "first").fail("wrong_values", "second")
+    assert result.error.kind == "mutated_input"
+
+
+def test_long_logs_keep_head_and_tail():
+    text = "a" * 30_000 + "END"
+    cut = truncate_log(text, limit=1000)
+    assert len(cut) < 1100
+    assert cut.endswith("END")
+    assert "characters cut" in cut
+
+
+def test_child_environment_is_an_allow_list(tmp_path, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgres://secret")
+    monkeypatch.setenv("SECRET_KEY", "s3cret")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/triton")
+    env = scrubbed_environment(tmp_path, {"TRITON_INTERPRET": "1"})
+    assert "DATABASE_URL" not in env
+    assert "SECRET_KEY" not in env
+    assert env["HOME"] == env["TMPDIR"] == str(tmp_path)
+    assert env["TRITON_INTERPRET"] == "1"
+    assert env["TRITON_CACHE_DIR"] == "/tmp/triton"
+
+
+def test_compile_cache_notices_a_tampered_build(tmp_path):
+    cache = CompileCache(tmp_path)
+    folder = cache.prepare("ab" * 32)
+    (folder / "ext.so").write_bytes(b"built")
+    (folder / ".ninja_log").write_text("changes on every load")
+    assert not cache.is_built("ab" * 32)
+    cache.mark_built("ab" * 32)
+    assert cache.is_built("ab" * 32)
+    (folder / ".ninja_log").write_text("changed")
+    assert cache.is_built("ab" * 32)
+    (folder / "ext.so").write_bytes(b"tampered")
+    assert not cache.is_built("ab" * 32)
+    cache.prepare("ab" * 32)
+    assert not (folder / "ext.so").exists()
+
+
+def test_the_harness_light_modules_import_neither_torch_nor_django():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import evaluator, evaluator.cli, evaluator.result, evaluator.policy, evaluator.sources\n"
+        "import evaluator.stats, evaluator.sandbox, evaluator.protocol, evaluator.compile_cache\n"
+        "import tasks.registry\n"
+        "assert 'torch' not in sys.modules and 'django' not in sys.modules, sorted(sys.modules)\n"
+    )
+    command = [sys.executable, "-c", code]
+    completed = subprocess.run(command, cwd=KERNELS.parents[2], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr

@@ -1,0 +1,110 @@
+"""The task registry: the built-in suite's shape, KernelBench checkouts, and clear errors for bad files."""
+
+import pytest
+import torch
+
+from evaluator.policy import make_policy
+from evaluator.reference import prepare_task
+from tasks.registry import (
+    BUILTIN_ROOT,
+    TaskFileError,
+    builtin_tasks,
+    content_hash,
+    kernelbench_tasks,
+)
+
+PROBLEM = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.rand(4, 4)]
+
+
+def get_init_inputs():
+    return []
+"""
+# Degenerate by design: a null canary passes them under KernelBench's rules.
+DEGENERATE = {(1, 3), (1, 9), (2, 4)}
+
+
+def test_builtin_suite_has_enough_problems_per_level_each_with_a_cpu_variant():
+    specs = builtin_tasks()
+    per_level = {level: [spec for spec in specs if spec.level == level] for level in (1, 2, 3)}
+    assert len(per_level[1]) >= 8
+    assert len(per_level[2]) >= 8
+    assert len(per_level[3]) >= 3
+    for spec in specs:
+        assert spec.suite == "builtin"
+        assert spec.cpu_source
+        assert spec.cpu_source != spec.source
+        assert spec.content_hash == content_hash(spec.source)
+        assert spec.name.startswith(f"{spec.problem_id}_")
+    ids = [(spec.level, spec.problem_id) for spec in specs]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("spec", builtin_tasks(), ids=lambda spec: f"L{spec.level}/{spec.name}")
+def test_every_cpu_variant_runs_and_only_the_designed_tasks_are_degenerate(spec):
+    path = BUILTIN_ROOT / f"level{spec.level}" / "cpu" / f"{spec.name}.py"
+    task = prepare_task(path, make_policy("kernelbench", "cpu"))
+    assert all(torch.isfinite(trial.expected).all() for trial in task.trials)
+    assert task.degenerate == ((spec.level, spec.problem_id) in DEGENERATE), task.canaries
+    assert not task.stochastic
+
+
+def test_integer_inputs_are_part_of_the_suite():
+    sources = "\n".join(spec.cpu_source for spec in builtin_tasks())
+    assert sources.count("torch.randint") >= 2
+
+
+def make_checkout(root, files):
+    for relative, text in files.items():
+        path = root / "KernelBench" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_kernelbench_checkout_keeps_ids_names_and_hashes(tmp_path):
+    checkout = make_checkout(
+        tmp_path,
+        {
+            "level1/19_ReLU.py": PROBLEM,
+            "level1/26_GELU_.py": PROBLEM.replace("relu", "gelu"),
+            "level2/12_Gemm.py": PROBLEM,
+            "level4/1_gpt2.py": PROBLEM,
+            "level1/README.md": "not a problem",
+        },
+    )
+    specs = kernelbench_tasks(checkout)
+    assert [(s.level, s.problem_id, s.name) for s in specs] == [
+        (1, 19, "19_ReLU"),
+        (1, 26, "26_GELU_"),
+        (2, 12, "12_Gemm"),
+    ]
+    assert specs[0].content_hash == content_hash(PROBLEM)
+    assert specs[0].cpu_source == ""
+    assert kernelbench_tasks(checkout / "KernelBench") == specs
+
+
+def test_a_file_without_model_is_refused(tmp_path):
+    checkout = make_checkout(tmp_path, {"level1/1_Broken.py": "def get_inputs():\n    return []\n"})
+    with pytest.raises(TaskFileError, match="defines no Model, get_init_inputs"):
+        kernelbench_tasks(checkout)
+
+
+def test_a_syntax_error_is_refused(tmp_path):
+    checkout = make_checkout(tmp_path, {"level1/1_Broken.py": "class Model(\n"})
+    with pytest.raises(TaskFileError, match="not valid Python"):
+        kernelbench_tasks(checkout)
+
+
+def test_a_folder_that_is_not_a_checkout_is_refused(tmp_path):
+    with pytest.raises(TaskFileError, match="no KernelBench/level1"):
+        kernelbench_tasks(tmp_path)
