@@ -32,3 +32,12 @@ def redis_conn():
     connection.flushdb()
     yield connection
     connection.flushdb()
+
+
+def pytest_collection_modifyitems(items):
+    """Refuse serialized rollbacks: reference data comes back after each flush through post_migrate, and
+    mixing serialized and plain transactional tests makes Django re-insert rows that already exist."""
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        if marker and marker.kwargs.get("serialized_rollback"):
+            raise pytest.UsageError(f"{item.nodeid}: serialized_rollback is not used in this suite")

@@ -4,23 +4,11 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-# Evaluation targets and the RQ queue that serves each; CPU is the embedded default's CPU-only harness.
-HARDWARE_QUEUES = [
-    ("CPU", "", "cpu"),
-    ("H100", "NVIDIA", "gpu-h100"),
-    ("H200", "NVIDIA", "gpu-h200"),
-    ("L40S", "NVIDIA", "gpu-l40s"),
-    ("A100", "NVIDIA", "gpu-a100"),
-]
+from leaderboard.reference_data import ensure_hardware_targets
 
 
 def add_hardware_queues(apps, schema_editor):
-    Hardware = apps.get_model("leaderboard", "Hardware")
-    for name, vendor, queue in HARDWARE_QUEUES:
-        hardware, _ = Hardware.objects.get_or_create(name=name, defaults={"vendor": vendor})
-        if not hardware.queue:
-            hardware.queue = queue
-            hardware.save(update_fields=["queue"])
+    ensure_hardware_targets(apps)
 
 
 class Migration(migrations.Migration):

@@ -36,7 +36,7 @@ def page():
             browser.close()
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_upload_watch_progress_and_see_verified_scores(
     live_server, user, builtin_tasks, workers, tmp_path, page
 ):

@@ -22,7 +22,7 @@ from tests.submissions.samples import (
     zip_bytes,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 RELU, GELU, SUM = 9, 7, 5  # problem ids of level 1 of the built-in suite
 BUNDLE = {

@@ -13,7 +13,7 @@ from leaderboard.submissions import execution, reaper
 from leaderboard.submissions.services import EntryDetails, submit_bundle
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, zip_bytes
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 RunStatus = EvaluationRun.Status
 

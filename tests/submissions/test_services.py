@@ -123,7 +123,7 @@ def test_cancel_and_reverify(user, cpu, tasks_l1, redis_conn):
     assert Submission.objects.get(pk=submission.pk).status == Status.QUEUED
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_the_job_is_enqueued_only_after_commit(user, cpu, tasks_l1, redis_conn):
     import django_rq
 
