@@ -99,50 +99,65 @@ class QueryClock:
             self.spent += time.perf_counter() - started
 
 
-def server_times(rounds: int) -> dict[str, dict]:
-    """Time every URL through Django's full handler, interleaved round by round so they share the noise:
-    wall time, this process's CPU time, and the wall time spent waiting on the database."""
+STATES = ("cold", "cached")
+"""Each URL is timed with the table cache emptied first (cold: the table is built) and then again (cached)."""
+
+
+def server_times(rounds: int) -> dict[tuple[str, str], dict]:
+    """Time every URL through Django's full handler, cold and cached, interleaved round by round so they
+    share the noise: wall time, this process's CPU time, and the wall time spent waiting on the database."""
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from leaderboard import table_cache
+
     client = Client(HTTP_HOST="127.0.0.1")
-    results = {name: {"times": [], "cpu": [], "db": []} for name in URLS}
+    results = {(name, state): {"times": [], "cpu": [], "db": []} for name in URLS for state in STATES}
     for name, url in URLS.items():
-        with CaptureQueriesContext(connection) as queries:
-            response = client.get(url)
-        if response.status_code != 200:
-            raise SystemExit(f"{url} answered {response.status_code}")
-        results[name]["queries"] = len(queries.captured_queries)
-        results[name]["bytes"] = len(response.content)
         for _ in range(3):
             client.get(url)
+        for state in STATES:
+            if state == "cold":
+                table_cache.tables.clear()
+            with CaptureQueriesContext(connection) as queries:
+                response = client.get(url)
+            if response.status_code != 200:
+                raise SystemExit(f"{url} answered {response.status_code}")
+            results[name, state]["queries"] = len(queries.captured_queries)
+            results[name, state]["bytes"] = len(response.content)
     for _ in range(rounds):
         for name, url in URLS.items():
-            clock = QueryClock()
-            with connection.execute_wrapper(clock):
-                started, cpu = time.perf_counter(), time.process_time()
-                client.get(url)
-                results[name]["times"].append(time.perf_counter() - started)
-                results[name]["cpu"].append(time.process_time() - cpu)
-            results[name]["db"].append(clock.spent)
+            for state in STATES:
+                if state == "cold":
+                    table_cache.tables.clear()
+                clock = QueryClock()
+                with connection.execute_wrapper(clock):
+                    started, cpu = time.perf_counter(), time.process_time()
+                    client.get(url)
+                    results[name, state]["times"].append(time.perf_counter() - started)
+                    results[name, state]["cpu"].append(time.process_time() - cpu)
+                results[name, state]["db"].append(clock.spent)
     return results
 
 
-def report_server_times(results: dict[str, dict], rounds: int) -> None:
-    base = statistics.median(results["trivial endpoint /api/levels"]["times"])
+def report_server_times(results: dict[tuple[str, str], dict], rounds: int) -> None:
+    base = statistics.median(results["trivial endpoint /api/levels", "cached"]["times"])
     logger.info(
         "Server time per request (Django test client, full middleware, %d rounds interleaved):", rounds
     )
     logger.info(
-        "%-40s %9s %9s %9s %9s %8s %6s %10s",
-        "request", "median", "p95", "CPU med", "DB med", "queries", "KiB", "× trivial",
+        "%-40s %-6s %9s %9s %9s %9s %8s %6s %10s",
+        "request", "table", "median", "p95", "CPU med", "DB med", "queries", "KiB", "× trivial",
     )  # fmt: skip
-    for name, data in results.items():
+    for (name, state), data in results.items():
+        if name.startswith("trivial") and state == "cold":
+            continue
         median = statistics.median(data["times"])
         logger.info(
-            "%-40s %6.1f ms %6.1f ms %6.1f ms %6.1f ms %8d %6.0f %9.1f×",
+            "%-40s %-6s %6.1f ms %6.1f ms %6.1f ms %6.1f ms %8d %6.0f %9.1f×",
             name,
+            state,
             median * 1000,
             percentile(data["times"], 0.95) * 1000,
             statistics.median(data["cpu"]) * 1000,

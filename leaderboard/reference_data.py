@@ -1,8 +1,10 @@
-"""Reference data every database needs: KernelBench, its levels, the metric catalogue, evaluation targets.
+"""Reference data every database needs: KernelBench, its levels, metrics, evaluation targets, data version.
 
 Written by migration 0003 and again after every `migrate` or `flush` (a post_migrate handler), so a test
 that empties the database gets it back without serialized rollbacks.
 """
+
+import secrets
 
 from django.apps import apps as django_apps
 
@@ -247,3 +249,13 @@ def ensure_reference_data(apps=django_apps) -> None:
             },
         )
     ensure_hardware_targets(apps)
+    ensure_data_version(apps)
+
+
+def ensure_data_version(apps=django_apps) -> None:
+    """The data-version row exists (at a random start, so a recreated database matches no old cache)."""
+    try:
+        DataVersion = apps.get_model("leaderboard", "DataVersion")
+    except LookupError:
+        return  # a migration before the model exists
+    DataVersion.objects.get_or_create(pk=1, defaults={"value": secrets.randbits(62)})

@@ -21,11 +21,12 @@ from urllib.parse import urlencode
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.urls import reverse
 
-from leaderboard import scoring
+from leaderboard import scoring, table_cache
 from leaderboard.models import (
     Aggregation,
     Baseline,
     CurationState,
+    DataVersion,
     Denominator,
     Entry,
     Level,
@@ -301,7 +302,15 @@ def score_conditions(query: TableQuery) -> Q:
 
 
 def fetch_level(number: int) -> Level:
-    level = Level.objects.select_related("benchmark").filter(number=number).order_by("benchmark_id").first()
+    """The level, annotated with the current data version (one query for both)."""
+    version = DataVersion.objects.filter(pk=1).values("value")[:1]
+    level = (
+        Level.objects.select_related("benchmark")
+        .annotate(data_version=Subquery(version))
+        .filter(number=number)
+        .order_by("benchmark_id")
+        .first()
+    )
     if level is None:
         raise Level.DoesNotExist(f"There is no level {number}.")
     return level
@@ -736,6 +745,13 @@ class Table:
     pages: int
     hardware_options: list[str]
     metrics: dict[str, Metric]
+    derived: dict = field(default_factory=dict, repr=False)
+
+    def derive(self, name: str, compute):
+        """What a view computes from this table (HTML, JSON, CSV), computed once per cached table."""
+        if name not in self.derived:
+            self.derived[name] = compute(self)
+        return self.derived[name]
 
     @property
     def count(self) -> int:
@@ -823,9 +839,17 @@ CHART_METRICS = ("fast_1", "fast_1_2", "fast_1_5", "fast_2", "correct_rate", "sp
 
 
 def build_table(level_number: int, query: TableQuery, paginate: bool = True) -> Table:
+    """A level's table, from the cache while the data version it was built under is current."""
+    level = fetch_level(level_number)
+    if level.data_version is None:
+        return build_level_table(level, query, paginate)
+    key = (level.data_version, level.pk, query, paginate)
+    return table_cache.tables.get_or_build(key, lambda: build_level_table(level, query, paginate))
+
+
+def build_level_table(level: Level, query: TableQuery, paginate: bool) -> Table:
     """Build a level's table: phase A orders every row, phase B reads the page's rows in detail."""
     view = VIEWS[query.view]
-    level = fetch_level(level_number)
     metrics = fetch_metrics(level, query)
     sort_key, descending = choose_sort(query, view, metrics)
     metric_ids = visible_metric_ids(view, metrics, sort_key)

@@ -41,3 +41,11 @@ def pytest_collection_modifyitems(items):
         marker = item.get_closest_marker("django_db")
         if marker and marker.kwargs.get("serialized_rollback"):
             raise pytest.UsageError(f"{item.nodeid}: serialized_rollback is not used in this suite")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_table_cache():
+    """Each test starts with no cached tables: a rolled-back test database can repeat a data version."""
+    from leaderboard import table_cache
+
+    table_cache.tables.clear()

@@ -1,6 +1,7 @@
 """Models of the leaderboard: what was measured (catalogue), how (metrics), the numbers (scores) and runs."""
 
 from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, Level, Method, MethodKind
+from leaderboard.models.freshness import DataVersion
 from leaderboard.models.metrics import Aggregation, Denominator, Direction, Metric, ThresholdOp
 from leaderboard.models.runs import (
     ApiToken,
@@ -18,6 +19,7 @@ __all__ = [
     "Baseline",
     "Benchmark",
     "CurationState",
+    "DataVersion",
     "Denominator",
     "Direction",
     "Entry",

@@ -1,6 +1,9 @@
 """The read-only JSON API: levels, a level's leaderboard (same parameters as the page), methods, entries."""
 
-from django.http import JsonResponse
+import json
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
@@ -39,7 +42,8 @@ def leaderboard(request, number):
         return error(400, str(bad))
     except Level.DoesNotExist as missing:
         return error(404, str(missing))
-    return JsonResponse(table_data(table))
+    body = table.derive("json", lambda built: json.dumps(table_data(built), cls=DjangoJSONEncoder))
+    return HttpResponse(body, content_type="application/json")
 
 
 def entry_data(entry) -> dict:

@@ -82,7 +82,8 @@ def level(request, number):
         query = parse_query(request.GET)
     except BadQuery as error:
         return bad_request(request, error)
-    return render(request, "leaderboard/level.html", level_context(build_or_404(number, query)))
+    context = build_or_404(number, query).derive("page", level_context)
+    return render(request, "leaderboard/level.html", context)
 
 
 def method(request, slug):
