@@ -16,17 +16,18 @@ from typing import Any
 
 from evaluator.compile_cache import CompileCache
 from evaluator.environment import collect, cuda_arch_list
-from evaluator.evaluate import Failed, Settings, child_environment, child_spec, evaluate_kernel, expect
+from evaluator.evaluate import Failed, Settings, child_spec, evaluate_kernel, expect, new_child
 from evaluator.policy import DEVICES, MODES, make_policy
 from evaluator.reference import PreparedTask, TaskError, prepare_task
 from evaluator.result import Result, write_json_atomic
-from evaluator.sandbox import ChildProcess, default_limits, sandbox_report
+from evaluator.sandbox import default_limits, sandbox_report
 from evaluator.sources import kernel_identity, sha256_text, task_identity
 
 logger = logging.getLogger(__name__)
 
 POLICY_KEYS = ("baselines", "tolerance", "trials", "warmup")
 TIMEOUT_KEYS = ("compile_timeout", "run_timeout")
+LIMIT_KEYS = ("memory_limit_mb", "max_tasks", "temp_dir_mb")
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
 
@@ -72,7 +73,7 @@ def read_manifest(path: Path) -> Manifest:
     kernels, seen = [], set()
     for number, entry in enumerate(entries):
         kernels.append(_kernel_job(entry, number, seen, path.parent))
-    options = {key: data[key] for key in POLICY_KEYS + TIMEOUT_KEYS if key in data}
+    options = {key: data[key] for key in POLICY_KEYS + TIMEOUT_KEYS + LIMIT_KEYS if key in data}
     return Manifest(device, mode, tuple(kernels), options)
 
 
@@ -137,9 +138,10 @@ def build_candidate(job: KernelJob, settings: Settings) -> Result | None:
         environment=settings.environment,
     )
     spec = child_spec(job.task_path, 0, job.kernel_path, settings, "compile")
-    env = child_environment(settings, sha)
-    with ChildProcess(spec, default_limits(settings.policy.device), env, python=settings.python) as child:
-        spec["workdir"] = str(child.workdir)
+    with new_child(spec, settings, settings.limits(), sha) as child:
+        spec["workdir"] = str(child.scratch)
+        spec["task_path"] = child.add_file(job.task_path, "task.py")
+        spec["kernel_path"] = child.add_file(job.kernel_path, "kernel.py")
         try:
             child.start()
             expect(child, result, "ready", settings.compile_timeout, "startup")
@@ -149,6 +151,12 @@ def build_candidate(job: KernelJob, settings: Settings) -> Result | None:
             result.durations_s["compile"] = result.durations_s["total"] = time.monotonic() - started
             return result
         child.wait_exit(timeout=60)
+        try:
+            child.save_extensions()
+        except OSError as error:
+            result.log = child.log()
+            result.durations_s["compile"] = result.durations_s["total"] = time.monotonic() - started
+            return result.fail("resource_limit", f"the build output cannot be kept: {error}")
     settings.cache.mark_built(sha)
     return None
 
@@ -201,18 +209,22 @@ def run_batch(manifest_path: Path, out_dir: Path, workers: int | None, cache_dir
     try:
         policy = make_policy(manifest.mode, manifest.device, **policy_options(manifest.options))
         timeouts = {key: float(manifest.options[key]) for key in TIMEOUT_KEYS if key in manifest.options}
+        limits = {key: int(manifest.options[key]) for key in LIMIT_KEYS if key in manifest.options}
     except (TypeError, ValueError) as error:
         raise ManifestError(f"bad manifest option: {error}") from error
     out_dir.mkdir(parents=True, exist_ok=True)
-    environment = collect(manifest.device, sandbox_report(default_limits(manifest.device)))
+    python = os.environ.get("EVALUATOR_CHILD_PYTHON") or sys.executable
+    limits_used = default_limits(manifest.device, **limits)
+    environment = collect(manifest.device, sandbox_report(limits_used, python))
     write_json_atomic(out_dir / "environment.json", environment)
     settings = Settings(
         policy=policy,
         cache=CompileCache(cache_dir or default_cache_dir()),
         arch_list=cuda_arch_list() if manifest.device == "cuda" else None,
         environment=environment,
-        python=os.environ.get("EVALUATOR_CHILD_PYTHON") or sys.executable,
+        python=python,
         **timeouts,
+        **limits,
     )
     pending = [job for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
     logger.info("%d of %d kernel(s) to evaluate", len(pending), len(manifest.kernels))

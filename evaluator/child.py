@@ -6,9 +6,11 @@ never imports candidate code; what this process reports is checked there (finger
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -33,6 +35,11 @@ NEEDS_GPU_MARKERS = (
     "CUDA driver",
 )
 POISON_MIN_BYTES = 64 * 1024 * 1024
+# What the sandbox answers to a forbidden access (file system, network, signals, mounts) ...
+SANDBOX_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENETUNREACH, errno.EAFNOSUPPORT}
+# ... and what a limit answers once reached (temp dir or file size, descriptors, processes).
+OUT_OF_MEMORY = re.compile(r"can't allocate memory|Cannot allocate memory|out of memory", re.IGNORECASE)
+RESOURCE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.EAGAIN}
 
 
 class StageFailure(Exception):
@@ -81,7 +88,36 @@ def classify_exception(error: BaseException, device: str, default: str) -> Stage
     text = f"{type(error).__name__}: {error}"
     if device == "cpu" and any(marker in text for marker in NEEDS_GPU_MARKERS):
         return StageFailure("needs_gpu", f"this kernel needs a CUDA GPU; on a CPU host it fails with {text}")
-    return StageFailure(default, "".join(traceback.format_exception(error))[-6000:])
+    details = "".join(traceback.format_exception(error))[-6000:]
+    contained = containment(error)
+    if contained:
+        kind, reason = contained
+        return StageFailure(kind, f"{reason}\n{details[-(5000 - min(len(reason), 1000)) :]}")
+    return StageFailure(default, details)
+
+
+def causes(error: BaseException, depth: int = 6) -> list[BaseException]:
+    """The error and the ones it was raised from or during, nearest first."""
+    chain = []
+    while error is not None and len(chain) < depth:
+        chain.append(error)
+        error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+    return chain
+
+
+def containment(error: BaseException) -> tuple[str, str] | None:
+    """(error kind, reason) when a sandbox layer or a resource limit stopped the kernel, else None."""
+    for cause in causes(error):
+        name = type(cause).__name__
+        if isinstance(cause, MemoryError) or name == "OutOfMemoryError" or OUT_OF_MEMORY.search(str(cause)):
+            return "resource_limit", f"stopped by a memory limit: {name}: {cause}"[:2000]
+        if isinstance(cause, RuntimeError) and "can't start new thread" in str(cause):
+            return "resource_limit", f"stopped by the process limit: {cause}"
+        if isinstance(cause, OSError) and cause.errno in RESOURCE_ERRNOS:
+            return "resource_limit", f"stopped by a resource limit ({errno.errorcode[cause.errno]}): {cause}"
+        if isinstance(cause, OSError) and cause.errno in SANDBOX_ERRNOS:
+            return "sandbox_violation", f"blocked by the sandbox ({errno.errorcode[cause.errno]}): {cause}"
+    return None
 
 
 def build_model(model_class: type, init_inputs: list[Any], device: str, kind: str) -> torch.nn.Module:
@@ -199,7 +235,7 @@ class Child:
             reports.append(report)
             outputs.append(saved)
             del output, reference_output
-        torch.save(outputs, self.workdir / file_name)
+        self.save_outputs(outputs, file_name)
         self.emit(
             {
                 "event": "correctness",
@@ -208,6 +244,18 @@ class Child:
                 "integrity": self.snapshot.differences(),
             }
         )
+
+    def save_outputs(self, outputs: list[Any], file_name: str) -> None:
+        """Outputs to the temp dir; that dir is the kernel's own, so failing to write there is its doing."""
+        try:
+            torch.save(outputs, self.workdir / file_name)
+        except OSError as error:
+            if not self.spec.get("private_temp_dir"):
+                raise  # a shared disk may simply be full: the harness's failure, retried
+            kind = "resource_limit" if error.errno in RESOURCE_ERRNOS else "sandbox_violation"
+            raise StageFailure(
+                kind, f"the outputs cannot be saved in the kernel's own temp dir: {error}"
+            ) from None
 
     def inspect_output(self, output: Any, inputs: list[Any], pristine: list[Any] | None):
         """The facts about one output and its CPU copy; an unusable tensor is not a tensor."""
@@ -218,6 +266,10 @@ class Child:
             message = f"the output cannot be read as a dense tensor: {error}"
             raise StageFailure("not_a_tensor", message) from None
         return report, saved
+
+    def announce_loop(self, phase: str) -> None:
+        """Tell the harness the timed loop starts or ends: it times the loop on its own clock."""
+        self.emit({"event": "timing_loop", "phase": phase})
 
     def run_timing(self, payload: dict[str, Any]) -> None:
         if self.reference is None:
@@ -232,8 +284,13 @@ class Child:
             timing.synchronize(self.device)
         before_timing = integrity.Snapshot.take()
         plan = timing_plan_from(self.spec["timing"])
+        fresh = None  # fresh rounds are checked against a baseline's outputs: none without one
+        if len(variants) > 1:
+            fresh = timing.fresh_inputs(self.task, self.device, int.from_bytes(os.urandom(4), "little"))
         try:
-            record = timing.run_timing(variants, input_sets, plan, self.device)
+            record = timing.run_timing(
+                variants, input_sets, plan, self.device, fresh=fresh, on_loop=self.announce_loop
+            )
             poison_memory(self.device, self.spec["output_bytes"])
             probe = timing.deferred_work_probe(self.candidate, input_sets[0], self.device)
             kernels = (

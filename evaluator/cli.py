@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -77,13 +79,15 @@ def run_settings(args: argparse.Namespace):
     baselines = tuple(name for name in args.baselines.split(",") if name)
     options = {"tolerance": args.tolerance, "trials": args.trials, "warmup": args.warmup}
     policy = make_policy(args.mode, device, baselines=baselines, **options)
+    python = os.environ.get("EVALUATOR_CHILD_PYTHON") or sys.executable
     return Settings(
         policy=policy,
         compile_timeout=args.compile_timeout,
         run_timeout=args.timeout,
         cache=CompileCache(args.cache_dir or default_cache_dir()),
         arch_list=cuda_arch_list() if device == "cuda" else None,
-        environment=collect(device, sandbox_report(default_limits(device))),
+        environment=collect(device, sandbox_report(default_limits(device), python)),
+        python=python,
     )
 
 
@@ -127,8 +131,18 @@ def command_batch(args: argparse.Namespace) -> int:
         return EXIT_HARNESS
 
 
+def stop_on_sigterm(signum, frame) -> None:
+    """SIGTERM (the job stopping the harness) unwinds like an exception: children, cgroups, temp dirs go."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    from evaluator.isolation import enter_private_mount_namespace, protect_process
+
+    protect_process()
+    enter_private_mount_namespace()  # first, while this process has one thread: temp dirs become tmpfs
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
     logging.basicConfig(
         level=logging.INFO if args.verbose or args.command == "batch" else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torch
 
@@ -21,7 +21,7 @@ class TrialVerdict:
     message: str = ""
 
 
-def load_outputs(path: Path, count: int) -> list[Any]:
+def load_outputs(path: Path | BinaryIO, count: int) -> list[Any]:
     """Outputs saved by the child, loaded with weights_only (no arbitrary classes, no tensor subclasses)."""
     outputs = torch.load(path, weights_only=True, map_location="cpu")
     if not isinstance(outputs, list) or len(outputs) != count:

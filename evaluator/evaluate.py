@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import shutil
+import math
 import sys
 import time
 import traceback
@@ -20,13 +20,14 @@ from evaluator.correctness import compare_all, load_outputs
 from evaluator.policy import Policy
 from evaluator.reference import PreparedTask
 from evaluator.result import Correctness, Result, TimingInfo
-from evaluator.sandbox import ChildGone, ChildProcess, Deadline, default_limits
+from evaluator.sandbox import ChildGone, ChildProcess, Deadline, Limits, default_limits
 from evaluator.sources import kernel_identity
 from evaluator.stats import speedup, summarize
 
 logger = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT = 180.0
+OUTPUT_FILES = {"correctness": "correctness.pt", "post_timing": "post_timing.pt"}
 CPU_TIMING_NOTE = "CPU timing, not a GPU verification"
 
 
@@ -41,23 +42,43 @@ class Settings:
     python: str = sys.executable
     arch_list: str | None = None
     environment: dict[str, Any] = field(default_factory=dict)
+    memory_limit_mb: int | None = None
+    max_tasks: int | None = None
+    temp_dir_mb: int | None = None
+
+    def limits(self, output_bytes: int = 0, input_bytes: int = 0) -> Limits:
+        """The child's limits for a task of this size, with the manifest's overrides."""
+        overrides = {
+            "memory_limit_mb": self.memory_limit_mb,
+            "max_tasks": self.max_tasks,
+            "temp_dir_mb": self.temp_dir_mb,
+        }
+        return default_limits(self.policy.device, output_bytes, input_bytes, **overrides)
+
+    def extensions(self, kernel_sha: str) -> Path | None:
+        """The compile-cache folder of a kernel source (its built extension, if any)."""
+        return self.cache.prepare(kernel_sha) if self.cache is not None else None
 
 
 class Failed(Exception):
     """The evaluation ended early; the result already says why."""
 
 
-def child_environment(settings: Settings, kernel_sha: str) -> dict[str, str]:
-    """Variables the child needs: the extension cache of this source, one GPU arch, Triton's interpreter."""
+def child_environment(settings: Settings) -> dict[str, str]:
+    """Variables the child needs: one GPU arch, Triton's interpreter (the extension folder: ChildProcess)."""
     extra = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "1"}
-    if settings.cache is not None:
-        extra["TORCH_EXTENSIONS_DIR"] = str(settings.cache.prepare(kernel_sha))
     if settings.policy.device == "cpu":
         extra["TRITON_INTERPRET"] = "1"
         extra["CUDA_VISIBLE_DEVICES"] = ""
     elif settings.arch_list:
         extra["TORCH_CUDA_ARCH_LIST"] = settings.arch_list
     return extra
+
+
+def new_child(spec: dict, settings: Settings, limits: Limits, kernel_sha: str) -> ChildProcess:
+    """A sandboxed child for one kernel: its limits, its variables and its compile-cache folder."""
+    extensions = settings.extensions(kernel_sha)
+    return ChildProcess(spec, limits, child_environment(settings), settings.python, extensions=extensions)
 
 
 def child_spec(task_path: Path, output_bytes: int, kernel_path: Path, settings: Settings, stage: str) -> dict:
@@ -108,15 +129,13 @@ def evaluate_kernel(task: PreparedTask, kernel_path: Path, settings: Settings) -
     if result.kernel["backend"] == "cuda" and settings.policy.device == "cpu":
         result.fail("needs_gpu", "a CUDA (load_inline) kernel needs a CUDA GPU; this run is on the CPU")
         return finish(result, started)
-    limits = default_limits(settings.policy.device, task.output_bytes)
+    limits = settings.limits(task.output_bytes, task.payload_bytes)
     spec = child_spec(task.path, task.output_bytes, kernel_path, settings, "evaluate")
-    env = child_environment(settings, result.kernel["sha256"])
-    with ChildProcess(spec, limits, env, python=settings.python) as child:
-        spec["workdir"] = str(child.workdir)
-        spec["inputs_path"] = str(child.workdir / "inputs.pt")
-        task.write_payload(child.workdir / "inputs.pt")
-        spec["task_path"] = _copy_into(task.path, child.workdir, "task.py")
-        spec["kernel_path"] = _copy_into(kernel_path, child.workdir, "kernel.py")
+    with new_child(spec, settings, limits, result.kernel["sha256"]) as child:
+        spec["workdir"] = str(child.scratch)
+        spec["inputs_path"] = child.add_payload(task.write_payload)
+        spec["task_path"] = child.add_file(task.path, "task.py")
+        spec["kernel_path"] = child.add_file(kernel_path, "kernel.py")
         try:
             drive(child, task, result, settings)
         except Failed:
@@ -128,12 +147,6 @@ def evaluate_kernel(task: PreparedTask, kernel_path: Path, settings: Settings) -
             child.kill()
             result.log = child.log()
     return finish(result, started)
-
-
-def _copy_into(path: Path, folder: Path, name: str) -> str:
-    target = folder / name
-    shutil.copyfile(path, target)
-    return str(target)
 
 
 def finish(result: Result, started: float) -> Result:
@@ -155,6 +168,10 @@ def expect(child: ChildProcess, result: Result, event: str, timeout: float, stag
         raise Failed() from None
     except ChildGone:
         child.wait_exit()
+        limit = child.limit_hit()
+        if limit:
+            result.fail("resource_limit", f"the kernel's process was {limit} during {stage}")
+            raise Failed() from None
         kind = "harness_error" if stage == "startup" else "crash"
         result.fail(kind, f"the kernel's process ended during {stage} ({child.exit_description()})")
         raise Failed() from None
@@ -184,7 +201,7 @@ def drive(child: ChildProcess, task: PreparedTask, result: Result, settings: Set
     result.durations_s["compile"] = time.monotonic() - stage_start
     stage_start = time.monotonic()
     message = expect(child, result, "correctness", settings.run_timeout, "correctness")
-    outputs = judge_correctness(child, task.trials, result, message, policy)
+    outputs = judge_correctness(child, task, task.trials, result, message, policy)
     flags.apply_integrity_flags(result, message.get("integrity", {}))
     result.durations_s["correctness"] = time.monotonic() - stage_start
     if not result.correct:
@@ -193,23 +210,78 @@ def drive(child: ChildProcess, task: PreparedTask, result: Result, settings: Set
     flag_null_outputs(task, result, outputs)
     child.send({"cmd": "time"})
     stage_start = time.monotonic()
+    loop_ms = host_timed_loop(child, result, settings.run_timeout)
     post_message = None
     if task.post_trials:
         post_message = expect(child, result, "correctness", settings.run_timeout, "timing")
     timing = expect(child, result, "timing", settings.run_timeout, "timing")
     result.durations_s["timing"] = time.monotonic() - stage_start
+    try:
+        check_timing_message(timing, ["candidate", *policy.baselines])
+    except ValueError as error:
+        result.fail("sandbox_violation", f"malformed timing report from the sandbox: {error}")
+        raise Failed() from None
     judge_timing(task, result, timing, policy)
+    flags.apply_timing_consistency(result, timing["samples"], loop_ms, task, policy)
     if post_message is not None:
-        judge_correctness(child, task.post_trials, result, post_message, policy)
+        judge_correctness(child, task, task.post_trials, result, post_message, policy)
+
+
+def host_timed_loop(child: ChildProcess, result: Result, timeout: float) -> float:
+    """Milliseconds between the child's announcements of the timed loop's start and end, on our clock."""
+    for phase in ("start", "end"):
+        message = expect(child, result, "timing_loop", timeout, "timing")
+        if message.get("phase") != phase:
+            result.fail("sandbox_violation", f"timed loop announced out of order ({message.get('phase')!r})")
+            raise Failed()
+        if phase == "start":
+            started = time.perf_counter()
+    return (time.perf_counter() - started) * 1e3
+
+
+def check_timing_message(message: dict[str, Any], variants: list[str]) -> None:
+    """Raise ValueError unless samples and fingerprints have the shape the harness asked for."""
+    samples, prints = message.get("samples"), message.get("fingerprints")
+    if not isinstance(samples, dict) or not isinstance(prints, dict) or set(samples) != set(variants):
+        raise ValueError(f"expected samples and fingerprints of {variants}")
+    for name in variants:
+        values, entries = samples[name], prints.get(name)
+        if not isinstance(values, list) or not values or not isinstance(entries, list):
+            raise ValueError(f"no samples for {name}")
+        if not all(isinstance(v, int | float) and math.isfinite(v) and v >= 0 for v in values):
+            raise ValueError(f"samples of {name} are not finite non-negative numbers")
+        if len(entries) != len(values) or not all(_fingerprint_entry(entry) for entry in entries):
+            raise ValueError(f"fingerprints of {name} do not match its samples")
+
+
+def _fingerprint_entry(entry: Any) -> bool:
+    return (
+        isinstance(entry, list)
+        and len(entry) == 2
+        and isinstance(entry[0], int)
+        and isinstance(entry[1], list)
+        and all(isinstance(v, int | float) for v in entry[1])
+    )
 
 
 def judge_correctness(
-    child: ChildProcess, cases: list, result: Result, message: dict[str, Any], policy: Policy
+    child: ChildProcess,
+    task: PreparedTask,
+    cases: list,
+    result: Result,
+    message: dict[str, Any],
+    policy: Policy,
 ) -> list[Any]:
-    """Compare the outputs the child saved with the expected ones; the first failure is the verdict."""
+    """Compare the outputs the child saved with the expected ones; the first failure is the verdict.
+
+    The file is the one the harness named for this stage, whatever the message says, opened without
+    following links and within a size bound (the child owns the folder it is in).
+    """
     reports = message.get("trials", [])
+    name = OUTPUT_FILES["post_timing" if cases is task.post_trials else "correctness"]
     try:
-        outputs = load_outputs(child.workdir / str(message.get("file")), len(cases))
+        with child.output_file(name, output_file_bound(task, len(cases))) as stream:
+            outputs = load_outputs(stream, len(cases))
         if len(reports) != len(cases):
             raise ValueError("trial reports do not match the trials")
     except Exception as error:  # noqa: BLE001 - whatever the sandbox left there is not trusted
@@ -223,6 +295,11 @@ def judge_correctness(
     else:
         result.correct = result.error is None
     return outputs
+
+
+def output_file_bound(task: PreparedTask, count: int) -> int:
+    """The most bytes an honest outputs file of count trials can take (with room for a wrong shape)."""
+    return 8 * count * max(task.output_bytes, 1) + (64 << 20)
 
 
 def flag_null_outputs(task: PreparedTask, result: Result, outputs: list[Any]) -> None:
@@ -272,18 +349,33 @@ def timing_note(policy: Policy) -> str:
 
 
 def check_timed_outputs(task: PreparedTask, result: Result, timing: dict[str, Any], policy: Policy) -> None:
-    """Every timed output's fingerprint must match the trusted one for its input set."""
+    """Every timed output's fingerprint must match the expected one for its inputs.
+
+    On a trusted timing set, the trusted fingerprint; on a round of fresh inputs, the eager baseline's
+    output of the same round (the torch.compile baseline's without eager), itself checked on the trusted
+    sets. A fresh round no baseline ran counts as a mismatch.
+    """
     if task.stochastic:
         result.add_flag(
             "stochastic_reference", "info", "the reference uses the RNG; timed outputs not checked"
         )
         return
     numel = task.trials[0].expected.numel()
-    for name, entries in timing.get("fingerprints", {}).items():
-        bad = sum(
-            not fingerprint.matches(fp, task.timing_fingerprints[index], numel, policy.tolerance)
-            for index, fp in entries
-        )
+    prints = timing.get("fingerprints", {})
+    anchor = next((name for name in ("eager", "compile") if name in prints), None)
+    fresh = {index: fp for index, fp in prints.get(anchor, []) if index < 0}
+    for name, entries in prints.items():
+        bad = 0
+        for index, fp in entries:
+            if 0 <= index < len(task.timing_fingerprints):
+                expected = task.timing_fingerprints[index]
+            elif index < 0 and name != anchor and index in fresh:
+                expected = fresh[index]
+            elif index < 0 and name == anchor:
+                continue  # the anchor of its own round: checked on the trusted sets
+            else:
+                expected = None
+            bad += expected is None or not fingerprint.matches(fp, expected, numel, policy.tolerance)
         if not bad:
             continue
         if name == "candidate":

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from evaluator.policy import BASELINE_RATIO, CLAIMS_SLACK, HIDDEN_FRACTION, HIDDEN_MIN_MS
 from evaluator.result import Result
 
 EXCESSIVE_SPEEDUP = 10.0
@@ -142,6 +144,58 @@ def apply_timing_flags(result: Result, report: dict[str, Any], io_bytes: int) ->
             f"median {result.runtime_ms['median']:.4g} ms is below the memory floor {floor_ms:.4g} ms "
             f"(inputs and output read/written once at peak bandwidth)",
         )
+
+
+def apply_timing_consistency(
+    result: Result, samples: dict[str, list[float]], loop_ms: float, task: Any, policy: Any
+) -> None:
+    """Check the sandbox's claimed times against the harness's own clock ('timing_forged').
+
+    Always: every claimed sample must fit in the timed loop as the harness's clock saw it (a hack when
+    not: no honest process can time more than elapsed). On a GPU also: the loop time no claim explains
+    must not exceed the overhead the harness measured for the same loop by far (a kernel claiming less
+    than it took), and the claimed eager median must be near the harness's own timing of the reference;
+    those two are 'suspect' (a busy host stretches a loop too). On a shared CPU neither can tell a forged
+    claim from a process that was not scheduled, so only the numbers are kept (timing.host_check).
+    """
+    if not policy.timing.interleaved:
+        return  # KernelBench mode keeps KernelBench's timing, unchecked
+    claimed = sum(sum(values) for values in samples.values())
+    calls = sum(len(values) for values in samples.values())
+    overhead = calls * task.loop_overhead_ms
+    if result.timing is not None:
+        result.timing.host_check = {
+            "loop_ms": round(loop_ms, 3),
+            "claimed_ms": round(claimed, 3),
+            "overhead_ms": round(overhead, 3),
+            "trusted_eager_ms": task.trusted_eager_ms,
+        }
+    scale, slack_ms = CLAIMS_SLACK[policy.device]
+    if claimed > loop_ms * scale + slack_ms:
+        detail = (
+            f"the sandbox claims {claimed:.1f} ms of timed calls in a loop the harness measured at "
+            f"{loop_ms:.1f} ms"
+        )
+        _upgrade(result, "timing_forged", "hack", detail)
+        return
+    if policy.device != "cuda":
+        return
+    hidden = loop_ms - claimed - overhead
+    if hidden > max(HIDDEN_FRACTION * loop_ms, HIDDEN_MIN_MS):
+        detail = (
+            f"{hidden:.1f} ms of the {loop_ms:.1f} ms timed loop are in no claimed sample (the loop's own "
+            f"overhead is {overhead:.1f} ms): the claimed times are smaller than the time taken"
+        )
+        _upgrade(result, "timing_forged", "suspect", detail)
+    eager = samples.get("eager")
+    if eager and task.trusted_eager_ms:
+        ratio = statistics.median(eager) / task.trusted_eager_ms
+        if ratio > BASELINE_RATIO:
+            detail = (
+                f"the eager baseline claims a median of {statistics.median(eager):.4g} ms; the harness "
+                f"timed it at {task.trusted_eager_ms:.4g} ms ({ratio:.1f}x)"
+            )
+            _upgrade(result, "timing_forged", "suspect", detail)
 
 
 def roofline_floor_ms(gpu_name: str, io_bytes: int) -> float | None:

@@ -6,12 +6,14 @@ Infrastructure failures raise, so RQ's Retry re-runs the job; they never charge 
 This module never imports torch: the harness runs in its own process.
 """
 
+import functools
 import logging
 import uuid
 
 import django_rq
 from django.conf import settings
-from django.db import connections
+from django.db import connections, transaction
+from redis.exceptions import RedisError
 from rq import Callback, Retry, get_current_job
 from rq.command import send_stop_job_command
 from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
@@ -43,22 +45,33 @@ def retry_policy(attempts_so_far: int) -> Retry | None:
 
 
 def enqueue_run(run, kernel_count: int) -> str:
-    """Give the run a fresh job id and enqueue its job once the surrounding transaction commits."""
+    """Give the run a fresh job id and enqueue its job once the surrounding transaction commits.
+
+    If Redis cannot be reached then, the run stays queued in the database (the source of truth) and the
+    reaper gives it a job once Redis answers again; the caller (an upload) is not failed for it.
+    """
     job_id = f"run-{run.pk}-{uuid.uuid4().hex[:12]}"
     type(run).objects.filter(pk=run.pk).update(rq_job_id=job_id)
     run.rq_job_id = job_id
-    django_rq.get_queue(run.queue).enqueue(
-        evaluate_run,
-        run.pk,
-        job_id=job_id,
-        job_timeout=job_timeout(kernel_count),
-        retry=retry_policy(run.attempts),
-        on_failure=Callback(job_failed),
-        result_ttl=24 * 3600,
-        failure_ttl=7 * 24 * 3600,
-        description=f"evaluate run #{run.pk} of submission #{run.submission_id}",
-    )
+    options = {
+        "job_id": job_id,
+        "job_timeout": job_timeout(kernel_count),
+        "retry": retry_policy(run.attempts),
+        "on_failure": Callback(job_failed),
+        "result_ttl": 24 * 3600,
+        "failure_ttl": 7 * 24 * 3600,
+        "description": f"evaluate run #{run.pk} of submission #{run.submission_id}",
+    }
+    transaction.on_commit(functools.partial(push_job, run.queue, run.pk, options))
     return job_id
+
+
+def push_job(queue: str, run_id: int, options: dict) -> None:
+    """Put a run's job on its queue now; an unreachable Redis is logged and left to the reaper."""
+    try:
+        django_rq.get_queue(queue, commit_mode="auto").enqueue(evaluate_run, run_id, **options)
+    except RedisError as error:
+        logger.warning("run %s: Redis unreachable, its job waits for the reaper: %s", run_id, error)
 
 
 def evaluate_run(run_id: int) -> str:

@@ -17,6 +17,12 @@ KERNELBENCH_TRIALS = 5
 EXTRA_TRIALS = (("signed", 1_000_003), ("signed", 1_000_033), ("heavy_tailed", 2_000_003))
 TIMING_SEED_BASE = 3_000_000
 POST_TIMING_SEED = 4_000_037
+CALIBRATION_TRIALS = 5  # trusted timing of the eager reference, per task, in the harness's own process
+# Cross-checks of what the sandbox claims against the harness's own clock (evaluator.flags):
+# Claimed samples may exceed the host-timed loop by this (scale, ms), the harness's own wake-up latency:
+CLAIMS_SLACK = {"cuda": (1.02, 5.0), "cpu": (1.10, 50.0)}
+HIDDEN_FRACTION, HIDDEN_MIN_MS = 0.5, 25.0  # GPU: loop time no claim explains, beyond the calibrated overhead
+BASELINE_RATIO = 3.0  # GPU: claimed eager median over the harness's own eager median
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class TimingPlan:
     interleaved: bool
     rotate_inputs: int  # number of input sets cycled through; 1 = the same tensors every call
     clone_inputs: bool  # fresh buffers before every timed call (defeats pointer-keyed caches)
+    fresh_inputs: bool  # after the first rotation, new input contents every round (content caches)
     device_sync_before_end: bool
     l2_flush: bool
     statistic: str
@@ -68,6 +75,7 @@ def timing_plan(mode: str, device: str, trials: int | None, warmup: int | None) 
             interleaved=False,
             rotate_inputs=1,
             clone_inputs=False,
+            fresh_inputs=False,
             device_sync_before_end=False,
             l2_flush=on_gpu,
             statistic="mean",
@@ -80,6 +88,7 @@ def timing_plan(mode: str, device: str, trials: int | None, warmup: int | None) 
         interleaved=True,
         rotate_inputs=4 if on_gpu else 2,
         clone_inputs=True,
+        fresh_inputs=True,
         device_sync_before_end=True,
         l2_flush=on_gpu,
         statistic="median",

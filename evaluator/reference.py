@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import importlib.util
 import logging
 import shutil
+import statistics
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -14,10 +16,10 @@ from typing import Any
 
 import torch
 
-from evaluator import integrity
+from evaluator import integrity, timing
 from evaluator.canaries import null_canaries
 from evaluator.fingerprint import fingerprint
-from evaluator.policy import POST_TIMING_SEED, TIMING_SEED_BASE, Policy
+from evaluator.policy import CALIBRATION_TRIALS, POST_TIMING_SEED, TIMING_SEED_BASE, Policy
 from evaluator.sources import task_identity
 
 logger = logging.getLogger(__name__)
@@ -51,6 +53,8 @@ class PreparedTask:
     skipped: list[str] = field(default_factory=list)
     stochastic: bool = False
     payload_file: Path | None = None
+    trusted_eager_ms: float | None = None
+    loop_overhead_ms: float = 0.0
     canaries: list[dict[str, Any]] = field(default_factory=list)
     canary_outputs: dict[str, list[torch.Tensor]] = field(default_factory=dict)
 
@@ -62,6 +66,13 @@ class PreparedTask:
     def output_bytes(self) -> int:
         expected = self.trials[0].expected
         return expected.numel() * expected.element_size()
+
+    @property
+    def payload_bytes(self) -> int:
+        """Bytes of every tensor the child receives (the inputs file holds them all)."""
+        sets = [trial.inputs for trial in self.trials + self.post_trials] + self.timing_sets
+        sets.append(self.init_inputs)
+        return sum(v.numel() * v.element_size() for s in sets for v in s if isinstance(v, torch.Tensor))
 
     @property
     def io_bytes(self) -> int:
@@ -229,6 +240,21 @@ def post_timing_cases(module, model: torch.nn.Module, policy: Policy) -> list[Tr
     return [TrialCase(POST_TIMING_SEED, "task", "reference_first", inputs, expected)]
 
 
+def calibrate(module, model: torch.nn.Module, timing_sets: list[list[Any]], policy: Policy):
+    """(median eager ms, per-call overhead ms of the timed loop), measured here, out of any sandbox's reach.
+
+    The same loop the sandbox runs (input slots, L2 flush, fresh inputs, fingerprints), with the eager
+    reference alone: what the candidate's process later claims is checked against these numbers.
+    """
+    plan = dataclasses.replace(policy.timing, trials=len(timing_sets) + CALIBRATION_TRIALS)
+    sets = [[_to(value, policy.device) for value in values] for values in timing_sets]
+    fresh = timing.fresh_inputs(module, policy.device, TIMING_SEED_BASE + 1000)
+    record = timing.run_timing({"eager": model}, sets, plan, policy.device, fresh=fresh)
+    samples = record.samples["eager"]
+    overhead = max(0.0, (record.loop_ms - sum(samples)) / max(len(samples), 1))
+    return statistics.median(samples), overhead
+
+
 def prepare_task(path: Path, policy: Policy) -> PreparedTask:
     """Draw every input set of the policy and compute the reference on each, on the policy's device."""
     source = path.read_text(encoding="utf-8")
@@ -240,6 +266,7 @@ def prepare_task(path: Path, policy: Policy) -> PreparedTask:
         timing_sets, timing_fingerprints = timing_cases(module, model, policy)
         stochastic = is_stochastic(model, timing_sets[0], policy)
         post_trials = post_timing_cases(module, model, policy)
+        eager_ms, overhead_ms = calibrate(module, model, timing_sets, policy)
     del model
     if policy.device == "cuda":
         torch.cuda.empty_cache()
@@ -254,6 +281,8 @@ def prepare_task(path: Path, policy: Policy) -> PreparedTask:
         post_trials=post_trials,
         skipped=skipped,
         stochastic=stochastic,
+        trusted_eager_ms=eager_ms,
+        loop_overhead_ms=overhead_ms,
     )
     kernelbench_cases = [trial for trial in trials if trial.distribution == "task"]
     prepared.canaries, prepared.canary_outputs = null_canaries(kernelbench_cases, policy.tolerance)

@@ -30,6 +30,7 @@ KERNEL_ERROR_KINDS = (
     "crash",
     "needs_gpu",
     "sandbox_violation",
+    "resource_limit",
 )
 HARNESS_ERROR = "harness_error"
 ERROR_KINDS = (*KERNEL_ERROR_KINDS, HARNESS_ERROR)
@@ -99,6 +100,7 @@ class TimingInfo:
     warmup: int
     l2_flush: bool
     note: str = ""
+    host_check: dict[str, float] | None = None  # the harness's own clock against the sandbox's claims
 
 
 @dataclass

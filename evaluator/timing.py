@@ -36,8 +36,15 @@ Variant = Callable[..., Any]
 
 @dataclass
 class TimingRecord:
+    """Per variant: the samples (ms) and, per timed output, (input set, fingerprint).
+
+    The input set is the index of a trusted timing set, or -(round + 1) for a round on fresh inputs, whose
+    outputs are compared across variants. loop_ms is the host-clock time of the whole timed loop.
+    """
+
     samples: dict[str, list[float]] = field(default_factory=dict)
     fingerprints: dict[str, list[tuple[int, list[float]]]] = field(default_factory=dict)
+    loop_ms: float = 0.0
 
 
 class L2Flusher:
@@ -82,6 +89,26 @@ def timed_call(fn: Variant, inputs: list[Any], device: str, plan: TimingPlan, fl
     return _elapsed_time(start, end), output
 
 
+def fresh_inputs(task_module: Any, device: str, seed: int) -> Callable[[int], list[Any]]:
+    """New inputs per round from the task's own get_inputs() (so they stay valid inputs), made on the device.
+
+    Floating tensors in fp32 and integer tensors kept, as the trusted side draws them.
+    """
+
+    def make(round_index: int) -> list[Any]:
+        torch.manual_seed(seed + round_index)
+        with torch.device(device):
+            values = list(task_module.get_inputs())
+        return [
+            (value.to(device, torch.float32) if value.is_floating_point() else value.to(device))
+            if isinstance(value, torch.Tensor)
+            else value
+            for value in values
+        ]
+
+    return make
+
+
 def warm_up(variants: dict[str, Variant], input_sets: list[list[Any]], plan: TimingPlan, device: str) -> None:
     for name, fn in variants.items():
         count = plan.warmup if name == "candidate" else plan.baseline_warmup
@@ -118,9 +145,19 @@ class InputSlots:
 
 
 def run_timing(
-    variants: dict[str, Variant], input_sets: list[list[Any]], plan: TimingPlan, device: str
+    variants: dict[str, Variant],
+    input_sets: list[list[Any]],
+    plan: TimingPlan,
+    device: str,
+    fresh: Callable[[int], list[Any]] | None = None,
+    on_loop: Callable[[str], None] | None = None,
 ) -> TimingRecord:
-    """Time every variant per the plan; fingerprint every timed output outside the timed region."""
+    """Time every variant per the plan; fingerprint every timed output outside the timed region.
+
+    With `fresh` (and plan.fresh_inputs), every round after the first rotation of the trusted input sets
+    runs on new inputs fresh(round), made outside the timed region: a cache keyed on input contents never
+    hits. `on_loop('start')` and `on_loop('end')` bracket the timed loop, for the harness's own clock.
+    """
     flusher = L2Flusher(device, plan.l2_flush)
     warm_up(variants, input_sets, plan, device)
     record = TimingRecord({name: [] for name in variants}, {name: [] for name in variants})
@@ -131,16 +168,27 @@ def run_timing(
         if plan.interleaved
         else [(index, [name]) for name in names for index in range(plan.trials + plan.discard_first)]
     )
+    use_fresh = fresh is not None and plan.fresh_inputs
+    if on_loop:
+        on_loop("start")
+    started = _perf_counter_ns()
     for index, order in schedule:
         set_index = index % len(input_sets)
+        values = input_sets[set_index]
+        if use_fresh and index >= len(input_sets):
+            set_index, values = -(index + 1), fresh(index)
         for name in order:
-            inputs = slots[name].fill(input_sets[set_index]) if slots else input_sets[set_index]
+            inputs = slots[name].fill(values) if slots else values
             milliseconds, output = timed_call(variants[name], inputs, device, plan, flusher)
             if not plan.interleaved and index < plan.discard_first:
                 continue
             record.samples[name].append(milliseconds)
             record.fingerprints[name].append((set_index, fingerprint(output)))
             del output
+    synchronize(device)
+    record.loop_ms = (_perf_counter_ns() - started) / 1e6
+    if on_loop:
+        on_loop("end")
     return record
 
 

@@ -51,6 +51,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "leaderboard.submissions.headers.SecurityHeadersMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
 ]
 
@@ -97,6 +98,8 @@ RQ = {"COMMIT_MODE": "on_db_commit"}
 RQ_SHOW_ADMIN_LINK = True
 
 # --- auth, i18n, static ------------------------------------------------------------------------------
+# Logins are refused for a while after 10 failures for one user name or address (login_throttle.py).
+AUTHENTICATION_BACKENDS = ["leaderboard.submissions.login_throttle.ThrottledModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -121,12 +124,22 @@ STATICFILES_DIRS = [
 MEDIA_ROOT = VAR_DIR / "media"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
+# An oversized bundle is refused unread (declared length) or cut off at the limit, never spooled whole.
+FILE_UPLOAD_HANDLERS = [
+    "leaderboard.submissions.uploads.BoundedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- security headers (production: DEBUG off) ----------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+# Content-Security-Policy and Permissions-Policy: leaderboard/submissions/headers.py.
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_flag("SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -143,6 +156,8 @@ EVALUATOR = {
     "MODE": os.environ.get("EVALUATOR_MODE", "hardened"),
     "WORK_DIR": Path(os.environ.get("EVALUATOR_WORK_DIR", VAR_DIR / "evaluator")),
     "PYTHON": os.environ.get("EVALUATOR_PYTHON", ""),
+    # Baselines to time (eager, compile); empty: both. A CPU worker may skip the slow torch.compile one.
+    "BASELINES": [name for name in os.environ.get("EVALUATOR_BASELINES", "").split(",") if name],
 }
 
 LOGGING = {

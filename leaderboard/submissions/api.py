@@ -20,6 +20,7 @@ from leaderboard.submissions.services import (
 )
 from leaderboard.submissions.states import InvalidTransition
 from leaderboard.submissions.tokens import authenticate, bearer_token
+from leaderboard.submissions.uploads import too_large
 
 logger = logging.getLogger(__name__)
 
@@ -92,11 +93,13 @@ def submissions(request):
     if user is None:
         return error("a valid API token is required (Authorization: Bearer …)", 401)
     upload = request.FILES.get("bundle")
+    limit = Limits().max_upload_bytes
+    refused = too_large(request)
+    if refused or (upload is not None and upload.size > limit):
+        size = refused or upload.size
+        return error(f"the upload is at least {size} bytes; at most {limit} are allowed", 413)
     if upload is None:
         return error("the multipart field 'bundle' (the bundle file) is required", 400)
-    limit = Limits().max_upload_bytes
-    if upload.size > limit:
-        return error(f"the upload is {upload.size} bytes; at most {limit} are allowed", 413)
     try:
         created = submit_bundle(user, upload.read(), upload.name, details_from_post(request.POST))
     except BundleError as rejected:

@@ -27,6 +27,8 @@ class Limits:
     max_ratio: float = 200.0
     ratio_floor_bytes: int = 1 * MiB
     max_kernels: int = 1000
+    max_name_length: int = 1024
+    max_depth: int = 64
 
 
 @dataclass(frozen=True)
@@ -67,16 +69,25 @@ class BoundedReader(io.RawIOBase):
         return len(chunk)
 
 
-def path_problem(name: str) -> str | None:
-    """Why a member name is unsafe (absolute, traversal, odd characters), or None if it is fine."""
+def shown(name: str) -> str:
+    """A member name for a message: quoted, and shortened when long (messages echo hostile names)."""
+    return repr(name if len(name) <= 120 else f"{name[:60]}…{name[-40:]}")
+
+
+def path_problem(name: str, limits: Limits = Limits()) -> str | None:
+    """Why a member name is unsafe (absolute, traversal, odd characters, huge), or None if it is fine."""
     if not name or "\x00" in name:
         return "an empty or NUL-containing member name"
+    if len(name) > limits.max_name_length:
+        return f"{shown(name)}: member names longer than {limits.max_name_length} characters are not allowed"
+    if name.count("/") > limits.max_depth:
+        return f"{shown(name)}: folders nested more than {limits.max_depth} deep are not allowed"
     if "\\" in name:
-        return f"{name!r}: backslashes are not allowed in member names"
+        return f"{shown(name)}: backslashes are not allowed in member names"
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        return f"{name!r}: absolute paths are not allowed"
+        return f"{shown(name)}: absolute paths are not allowed"
     if ".." in PurePosixPath(name).parts:
-        return f"{name!r}: '..' path components are not allowed"
+        return f"{shown(name)}: '..' path components are not allowed"
     return None
 
 
@@ -110,11 +121,11 @@ def zip_member_problem(info: zipfile.ZipInfo) -> str | None:
     """Why a zip entry may not be read: links, devices, encryption; None for a plain file."""
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
-        return f"{info.filename!r}: symbolic links are not allowed"
+        return f"{shown(info.filename)}: symbolic links are not allowed"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        return f"{info.filename!r}: device, pipe and socket entries are not allowed"
+        return f"{shown(info.filename)}: device, pipe and socket entries are not allowed"
     if info.flag_bits & 0x1:
-        return f"{info.filename!r}: encrypted entries are not allowed"
+        return f"{shown(info.filename)}: encrypted entries are not allowed"
     return None
 
 
@@ -138,10 +149,10 @@ def read_zip(data: bytes, wanted: Callable[[str], bool], limits: Limits) -> List
     seen: set[str] = set()
     total = 0
     for info in files:
-        problem = path_problem(info.filename) or zip_member_problem(info)
+        problem = path_problem(info.filename, limits) or zip_member_problem(info)
         problem = problem or ratio_problem(info.filename, info.file_size, info.compress_size, limits)
         if problem is None and info.filename in seen:
-            problem = f"{info.filename!r} appears twice in the archive"
+            problem = f"{shown(info.filename)} appears twice in the archive"
         seen.add(info.filename)
         if problem:
             listing.problems.append(problem)
@@ -164,9 +175,9 @@ def read_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Lim
         with archive.open(info) as stream:
             content = stream.read(limits.max_file_bytes + 1)
     except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as error:
-        return None, f"{info.filename!r} cannot be read ({error})"
+        return None, f"{shown(info.filename)} cannot be read ({error})"
     if len(content) > limits.max_file_bytes:
-        return None, f"{info.filename!r} is larger than {limits.max_file_bytes} bytes"
+        return None, f"{shown(info.filename)} is larger than {limits.max_file_bytes} bytes"
     return content, None
 
 
@@ -181,11 +192,11 @@ def total_problems(total: int, packed: int, limits: Limits) -> list[str]:
 def tar_member_problem(member: tarfile.TarInfo) -> str | None:
     """Why a tar member may not be read: links, devices, unusual types; None for a plain file."""
     if member.issym() or member.islnk():
-        return f"{member.name!r}: symbolic and hard links are not allowed"
+        return f"{shown(member.name)}: symbolic and hard links are not allowed"
     if member.isdev():
-        return f"{member.name!r}: device and pipe entries are not allowed"
+        return f"{shown(member.name)}: device and pipe entries are not allowed"
     if not member.isreg():
-        return f"{member.name!r}: unsupported archive member type"
+        return f"{shown(member.name)}: unsupported archive member type"
     return None
 
 
@@ -221,11 +232,11 @@ def read_tar_members(archive: tarfile.TarFile, wanted, limits: Limits, listing: 
             return
         if member.isdir():
             continue
-        problem = path_problem(member.name) or tar_member_problem(member)
+        problem = path_problem(member.name, limits) or tar_member_problem(member)
         if problem is None and member.name in seen:
-            problem = f"{member.name!r} appears twice in the archive"
+            problem = f"{shown(member.name)} appears twice in the archive"
         if problem is None and wanted(member.name) and member.size > limits.max_file_bytes:
-            problem = f"{member.name!r} is larger than {limits.max_file_bytes} bytes"
+            problem = f"{shown(member.name)} is larger than {limits.max_file_bytes} bytes"
         seen.add(member.name)
         if problem:
             listing.problems.append(problem)

@@ -21,6 +21,8 @@ KERNEL_FILE = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 JSON_KEY = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)$")
 MAX_LISTED = 40
 """At most this many items of one kind are named in an error message; the rest are counted."""
+MAX_PROBLEMS = 100
+"""At most this many problems are named when a bundle is rejected; the rest are counted."""
 
 RUNS_ARCHIVE = "runs_archive"
 LEADERBOARD_JSON = "leaderboard_json"
@@ -139,7 +141,7 @@ def kernels_from_archive(data: bytes, limits: Limits, bundle: Bundle, problems: 
 def kernels_from_json(data: bytes, limits: Limits, bundle: Bundle, problems: list[str]) -> None:
     """Fill the bundle from a KernelBench leaderboard JSON document."""
     try:
-        document = json.loads(data.decode("utf-8-sig"))
+        document = json.loads(data.decode("utf-8-sig"), object_pairs_hook=refuse_repeated_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         problems.append(f"not valid UTF-8 JSON ({error})")
         return
@@ -168,6 +170,16 @@ def kernels_from_json(data: bytes, limits: Limits, bundle: Bundle, problems: lis
         bundle.kernels.append(BundleKernel(level, problem_id, sample, f"{key}_kernel.py", text))
     if bad_keys:
         problems.append(f"kernel keys not of the form level_L_problem_P_sample_S: {listed(bad_keys)}")
+
+
+def refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object, refusing a key given twice (json.loads would silently keep the last one)."""
+    document = {}
+    for key, value in pairs:
+        if key in document:
+            raise ValueError(f"the key {key!r} is given more than once")
+        document[key] = value
+    return document
 
 
 def looks_like_json(data: bytes) -> bool:
@@ -220,6 +232,8 @@ def check_bundle(
     else:
         raise BundleError(["not a zip, tar.gz or KernelBench leaderboard JSON file"])
     problems.extend(structure_problems(bundle, known, suite, limits, unreadable=bool(problems)))
+    if len(problems) > MAX_PROBLEMS:
+        problems = [*problems[:MAX_PROBLEMS], f"… and {len(problems) - MAX_PROBLEMS} more problems"]
     if problems:
         raise BundleError(problems)
     bundle.kernels.sort(key=lambda k: (k.level, k.problem_id, k.sample))

@@ -10,6 +10,7 @@ import ctypes
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -33,6 +34,8 @@ POLL_S = 0.5
 STOP_GRACE_S = 10
 LOG_TAIL_CHARS = 2000
 PR_SET_PDEATHSIG = 1
+SECRET_VARIABLES = {"DATABASE_URL", "REDIS_URL", "SECRET_KEY"}
+SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|PRIVATE|_KEY$|^PG", re.IGNORECASE)
 
 
 class HarnessFailure(Exception):
@@ -112,8 +115,11 @@ def write_inputs(run: EvaluationRun, kernels: list, folder: Path) -> Path:
         entries.append(
             {"id": result_id(kernel), "task_path": str(task_path), "kernel_path": str(kernel_path)}
         )
+    document = {"device": run.device, "mode": run.mode, "kernels": entries}
+    if settings.EVALUATOR.get("BASELINES"):
+        document["baselines"] = list(settings.EVALUATOR["BASELINES"])
     manifest = folder / "manifest.json"
-    manifest.write_text(json.dumps({"device": run.device, "mode": run.mode, "kernels": entries}, indent=1))
+    manifest.write_text(json.dumps(document, indent=1))
     return manifest
 
 
@@ -128,10 +134,16 @@ def harness_command(manifest: Path, folder: Path) -> list[str]:
 
 
 def harness_env(run: EvaluationRun) -> dict[str, str]:
-    env = dict(os.environ)
+    """The worker's environment without its secrets: the harness needs no database, queue or key, and
+    whatever it holds, a kernel that can read its parent's /proc entries could read too."""
+    env = {name: value for name, value in os.environ.items() if not is_secret_variable(name)}
     if run.device == "cpu":
         env.setdefault("TRITON_INTERPRET", "1")
     return env
+
+
+def is_secret_variable(name: str) -> bool:
+    return name in SECRET_VARIABLES or bool(SECRET_NAME.search(name))
 
 
 def die_with_parent() -> None:

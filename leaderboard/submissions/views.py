@@ -9,11 +9,13 @@ from django.views.decorators.http import require_POST
 from leaderboard.models import ApiToken, EvaluationRun, Submission, SubmissionKernel, TaskResult
 from leaderboard.submissions import tokens
 from leaderboard.submissions.api import is_final
+from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.forms import UploadForm
 from leaderboard.submissions.quotas import QuotaExceeded, current_quota, usage
 from leaderboard.submissions.services import SubmissionRefused, cancel
 from leaderboard.submissions.states import InvalidTransition
+from leaderboard.submissions.uploads import too_large
 
 
 def may_see_sources(user, submission: Submission) -> bool:
@@ -40,8 +42,12 @@ def find_submission(pk):
 @login_required
 def upload(request):
     form = UploadForm(request.POST or None, request.FILES or None)
-    status = 200
-    if request.method == "POST" and form.is_valid():
+    status, over_limit = 200, ""
+    if request.method == "POST" and too_large(request):
+        form = UploadForm()
+        over_limit = f"The upload is over {Limits().max_upload_bytes} bytes, the most a bundle may be."
+        status = 413
+    elif request.method == "POST" and form.is_valid():
         try:
             created = submit_from_form(request, form)
         except (BundleError, QuotaExceeded, SubmissionRefused) as refused:
@@ -55,7 +61,7 @@ def upload(request):
             return redirect(created[0])
     elif request.method == "POST":
         status = 400
-    context = {"form": form, "quota": current_quota(), "usage": usage(request.user)}
+    context = {"form": form, "quota": current_quota(), "usage": usage(request.user), "over_limit": over_limit}
     return render(request, "submissions/upload.html", context, status=status)
 
 

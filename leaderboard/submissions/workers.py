@@ -6,6 +6,7 @@ from django.db import connections
 from rq import Worker
 
 from evaluator import jobs
+from evaluator.isolation import protect_process
 from leaderboard.submissions import reaper
 
 logger = logging.getLogger(__name__)
@@ -19,6 +20,7 @@ class EvaluationWorker(Worker):
     stale_after = reaper.DEFAULT_STALE_AFTER_S
 
     def __init__(self, *args, **kwargs):
+        protect_process()  # its horses inherit it: kernels of the same user cannot read their /proc
         kwargs.setdefault("work_horse_killed_handler", jobs.work_horse_killed)
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_S)
         super().__init__(*args, **kwargs)

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from evaluator import HARNESS_VERSION
 from leaderboard import scoring
 from leaderboard.models import Baseline, CurationState, EvaluationRun, Provenance, Score, TaskResult
 from leaderboard.submissions import execution, verified
@@ -98,7 +99,7 @@ def test_scores_match_the_scoring_module_for_both_baselines(run):
     geomean = by_key[("speedup_geomean", Baseline.EAGER)]
     assert geomean.ci_low <= geomean.value <= geomean.ci_high
     assert all(s.provenance == Provenance.VERIFIED and s.run_id == run.pk for s in scores)
-    assert all(s.n_tasks == 3 and s.harness_version == "1.0.0" for s in scores)
+    assert all(s.n_tasks == 3 and s.harness_version == HARNESS_VERSION for s in scores)
     assert all("not a GPU verification" in s.notes for s in scores)
     assert {s.state for s in scores} == {CurationState.VISIBLE}
 
@@ -132,7 +133,7 @@ def test_writing_twice_changes_nothing_and_a_new_run_adds_scores(run):
     store_result(second, kernels(run)[0], results[0])
     verified.write_scores(second)
     assert Score.objects.filter(run=run).count() == Score.objects.filter(run=second).count() == len(first)
-    assert set(Score.objects.values_list("harness_version", flat=True)) == {"1.0.0", "1.0.1"}
+    assert set(Score.objects.values_list("harness_version", flat=True)) == {HARNESS_VERSION, "1.0.1"}
 
 
 def test_a_run_where_nothing_compiled_fails_with_its_reason(run):
