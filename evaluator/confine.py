@@ -244,7 +244,7 @@ def make_read_only(writable: set[str]) -> None:
 
 
 def run_probe(checks: dict) -> None:
-    """What a launch probe verifies once confined: the interpreter finds and reads torch."""
+    """What a launch probe verifies once confined: the interpreter finds and reads torch (and uses CUDA)."""
     import importlib.util
 
     for module in checks.get("modules", []):
@@ -255,3 +255,8 @@ def run_probe(checks: dict) -> None:
             handle.read(1)
     if sys.flags.isolated != 1:
         raise ConfinementError(1, "the interpreter is not in isolated mode")
+    if checks.get("cuda"):
+        import torch
+
+        torch.ones(1, device="cuda").add_(1)
+        torch.cuda.synchronize()

@@ -241,8 +241,9 @@ def child_plan(
     return plan
 
 
-def _probe(layers: Layers, python: str) -> str | None:
-    """Launch a confined interpreter with these layers; None when it works, else why it does not."""
+def _probe(layers: Layers, python: str, cuda: bool = False) -> str | None:
+    """Launch a confined interpreter with these layers (initialising CUDA in it when asked); None when it
+    works, else why it does not."""
     from evaluator.sandbox import BOOT, default_limits
 
     workdir = Path(tempfile.mkdtemp(prefix=temp_dir_prefix("probe")))
@@ -255,8 +256,9 @@ def _probe(layers: Layers, python: str) -> str | None:
         if layers.cgroups:
             group = cgroups.ChildGroup(list(layers.cgroups), 1 << 30, 64)
             procs = group.create()
-        plan = child_plan(layers, python, place, default_limits("cpu").rlimits(), 64 << 20, procs)
-        spec = {"probe": {"modules": ["torch"]}, "sandbox": plan}
+        limits = default_limits("cuda" if cuda else "cpu").rlimits()
+        plan = child_plan(layers, python, place, limits, 64 << 20, procs)
+        spec = {"probe": {"modules": ["torch"], "cuda": cuda}, "sandbox": plan}
         (workdir / "spec.json").write_text(json.dumps(spec))
         command = [
             *layers.unshare,
@@ -362,7 +364,40 @@ def detect(python: str) -> Layers:
         layers = attempt("cgroup", replace(layers, cgroups=tuple(found)))
     else:
         layers.absent["cgroup"] = reason
+    if gpu_host():
+        layers = keep_cuda_working(layers, python)
     reap_stale_temp_dirs()
+    return layers
+
+
+def gpu_host() -> bool:
+    return any(glob.glob(pattern) for pattern in GPU_DEVICE_GLOBS)
+
+
+CUDA_SENSITIVE_LAYERS = ("cgroup", "landlock", "user", "root")
+"""Layers that can stand between a child and the GPU driver, tried off one at a time in this order."""
+
+
+def without(layers: Layers, name: str) -> Layers:
+    off = {"cgroup": {"cgroups": ()}, "landlock": {"landlock_abi": 0}, "user": {"user": False},
+           "root": {"new_root": False}}  # fmt: skip
+    return replace(layers, **off[name])
+
+
+def keep_cuda_working(layers: Layers, python: str) -> Layers:
+    """On a GPU host, CUDA must initialise inside the sandbox: if the detected layers stop it (the driver
+    needs files, devices or calls a layer denies), leave out the first single layer whose absence fixes it
+    and say so."""
+    problem = _probe(layers, python, cuda=True)
+    if problem is None:
+        return layers
+    logger.warning("CUDA does not initialise inside the sandbox: %s", problem)
+    for name in CUDA_SENSITIVE_LAYERS:
+        candidate = without(layers, name)
+        if candidate != layers and _probe(candidate, python, cuda=True) is None:
+            candidate.absent[name] = f"left out: CUDA does not initialise with it on this host ({problem})"
+            return candidate
+    layers.absent["cuda"] = f"CUDA does not initialise inside the sandbox: {problem}"
     return layers
 
 
