@@ -8,6 +8,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the project's packages
+
+from tasks.registry import cpu_task_file  # noqa: E402
+
 KERNELS = ROOT / "tests" / "evaluator" / "kernels"
 TASKS = ROOT / "tasks" / "builtin"
 
@@ -52,7 +56,7 @@ def manifest(folder: Path, device: str, variants: int = 5, cpu_sized: bool = Fal
     def task(relative: str) -> str:
         path = Path(relative)
         if cpu_sized:
-            path = path.parent / "cpu" / path.name
+            return str(cpu_task_file(int(path.parent.name.removeprefix("level")), path.stem))
         return str(TASKS / path)
 
     kernels = [

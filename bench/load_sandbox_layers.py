@@ -21,7 +21,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TASKS = ROOT / "tasks" / "builtin" / "level1" / "cpu"
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the project's packages
+
+from tasks.registry import cpu_task_file  # noqa: E402
+
 KERNELS = ROOT / "tests"
 PAIRS = [
     ("9_ReLU", "evaluator/kernels/honest_triton_relu.py"),
@@ -39,7 +42,7 @@ logger = logging.getLogger("bench.sandbox")
 
 def manifest(folder: Path) -> Path:
     kernels = [
-        {"id": name, "task_path": str(TASKS / f"{task}.py"), "kernel_path": str(KERNELS / kernel)}
+        {"id": name, "task_path": str(cpu_task_file(1, task)), "kernel_path": str(KERNELS / kernel)}
         for name, task, kernel in BATCH
     ]
     path = folder / "manifest.json"

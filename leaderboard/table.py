@@ -22,6 +22,7 @@ from django.db.models import Exists, OuterRef, Q, Subquery
 from django.urls import reverse
 
 from leaderboard import scoring, table_cache
+from leaderboard.importers.almanac import METRIC_COLUMNS as ALMANAC_COLUMNS
 from leaderboard.models import (
     Aggregation,
     Baseline,
@@ -58,23 +59,6 @@ class View:
     computed_fast_p: bool = False
     description: str = ""
 
-
-ALMANAC_COLUMNS = (
-    "fast_1",
-    "correct_rate",
-    "speedup_mean",
-    "speedup_geomean",
-    "speedup_median",
-    "speedup_min",
-    "speedup_max",
-    "pct_faster",
-    "pct_slower",
-    "success_rate",
-    "fast_1_2",
-    "fast_1_5",
-    "fast_2",
-)
-"""The almanac's value columns, in its order."""
 
 SPEEDUP_COLUMNS = (
     "speedup_geomean",

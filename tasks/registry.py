@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import ast
+import functools
+import os
 import re
+import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.sources import kernelbench_hash
 
 BUILTIN_ROOT = Path(__file__).resolve().parent / "builtin"
+CPU_SIZES = BUILTIN_ROOT / "cpu_sizes.toml"
 PROBLEM_FILE = re.compile(r"^(\d+)_(\w+)\.py$")
 LEVELS = (1, 2, 3)
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -66,14 +71,11 @@ def check_task_source(source: str, origin: str) -> None:
         raise TaskFileError(f"{origin}: defines no {', '.join(missing)}")
 
 
-def read_spec(path: Path, suite: str, level: int, cpu_path: Path | None = None) -> TaskSpec:
+def read_spec(path: Path, suite: str, level: int, cpu_sizes: dict | None = None) -> TaskSpec:
     problem_id, name = parse_problem_name(path)
     source = path.read_text(encoding="utf-8")
     check_task_source(source, str(path))
-    cpu_source = ""
-    if cpu_path is not None and cpu_path.is_file():
-        cpu_source = cpu_path.read_text(encoding="utf-8")
-        check_task_source(cpu_source, str(cpu_path))
+    cpu_source = resize(source, cpu_sizes, str(path)) if cpu_sizes else ""
     return TaskSpec(suite, level, problem_id, name, source, cpu_source, content_hash(source), str(path))
 
 
@@ -82,14 +84,58 @@ def level_files(folder: Path) -> list[Path]:
     return sorted(files, key=lambda path: parse_problem_name(path)[0])
 
 
+@functools.cache
+def cpu_sizes(path: Path = CPU_SIZES) -> dict[str, dict]:
+    """'level{N}/{id}_{Name}' → the module constants its CPU-sized variant replaces."""
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def resize(source: str, constants: dict, origin: str) -> str:
+    """The same problem with some module-level constants replaced (a tuple constant stays a tuple)."""
+    assignments = {
+        node.targets[0].id: node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    }
+    unknown = sorted(set(constants) - set(assignments))
+    if unknown:
+        raise TaskFileError(f"{origin}: no module-level {', '.join(unknown)} to resize")
+    lines = source.splitlines(keepends=True)
+    for name in sorted(constants, key=lambda n: assignments[n].lineno, reverse=True):
+        node, value = assignments[name], constants[name]
+        if isinstance(node.value, ast.Tuple) and isinstance(value, list):
+            value = tuple(value)
+        lines[node.lineno - 1 : node.end_lineno] = [f"{name} = {value!r}\n"]
+    resized = "".join(lines)
+    check_task_source(resized, origin)
+    return resized
+
+
 def builtin_tasks(root: Path = BUILTIN_ROOT) -> list[TaskSpec]:
-    """The project's own suite: level{N}/{id}_{Name}.py, with the CPU-sized variant in level{N}/cpu/."""
+    """The project's own suite: level{N}/{id}_{Name}.py; each has a CPU-sized variant (cpu_sizes.toml)."""
+    sizes = cpu_sizes(root / CPU_SIZES.name)
     specs = []
     for level in LEVELS:
-        folder = root / f"level{level}"
-        for path in level_files(folder):
-            specs.append(read_spec(path, "builtin", level, folder / "cpu" / path.name))
+        for path in level_files(root / f"level{level}"):
+            key = f"level{level}/{path.stem}"
+            if key not in sizes:
+                raise TaskFileError(f"{path}: no CPU-sized variant in {CPU_SIZES.name}")
+            specs.append(read_spec(path, "builtin", level, sizes[key]))
     return specs
+
+
+def cpu_task_file(level: int, name: str, root: Path | None = None) -> Path:
+    """A built-in problem's CPU-sized variant as a file (level{N}/{id}_{Name}.py under a temp folder, so
+    the harness still reads the level and id from its path)."""
+    spec = next(s for s in builtin_tasks() if (s.level, s.name) == (level, name))
+    folder = (root or Path(tempfile.gettempdir()) / "kb-cpu-tasks" / spec.content_hash) / f"level{level}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    if not path.exists() or path.read_text(encoding="utf-8") != spec.cpu_source:
+        staged = path.with_suffix(f".{os.getpid()}.tmp")
+        staged.write_text(spec.cpu_source, encoding="utf-8")
+        staged.replace(path)  # atomic: a concurrent reader sees the old file or the new one
+    return path
 
 
 def kernelbench_root(checkout: Path) -> Path:

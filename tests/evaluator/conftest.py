@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tasks.registry import cpu_task_file
+
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = Path(__file__).resolve().parent / "kernels"
-CPU_TASKS = ROOT / "tasks" / "builtin"
 
 
 def cpu_task(level: int, name: str) -> Path:
-    return CPU_TASKS / f"level{level}" / "cpu" / f"{name}.py"
+    return cpu_task_file(level, name)
 
 
 RELU = cpu_task(1, "9_ReLU")

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tasks.registry import cpu_task_file
+
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = Path(__file__).resolve().parent / "kernels"
 TASKS = ROOT / "tasks" / "builtin"
@@ -20,8 +22,8 @@ SECRETS = {
 
 
 def task(level: int, name: str, device: str = "cpu") -> Path:
-    folder = TASKS / f"level{level}"
-    return (folder / "cpu" if device == "cpu" else folder) / f"{name}.py"
+    """A built-in problem's file: its CPU-sized variant for CPU runs."""
+    return cpu_task_file(level, name) if device == "cpu" else TASKS / f"level{level}" / f"{name}.py"
 
 
 def entry(name: str, task_path: Path, kernel: str | None = None) -> dict:

@@ -6,11 +6,13 @@ import torch
 from evaluator.policy import make_policy
 from evaluator.reference import prepare_task
 from tasks.registry import (
-    BUILTIN_ROOT,
     TaskFileError,
     builtin_tasks,
     content_hash,
+    cpu_sizes,
+    cpu_task_file,
     kernelbench_tasks,
+    resize,
 )
 
 PROBLEM = """import torch
@@ -51,7 +53,7 @@ def test_builtin_suite_has_enough_problems_per_level_each_with_a_cpu_variant():
 
 @pytest.mark.parametrize("spec", builtin_tasks(), ids=lambda spec: f"L{spec.level}/{spec.name}")
 def test_every_cpu_variant_runs_and_only_the_designed_tasks_are_degenerate(spec):
-    path = BUILTIN_ROOT / f"level{spec.level}" / "cpu" / f"{spec.name}.py"
+    path = cpu_task_file(spec.level, spec.name)
     task = prepare_task(path, make_policy("kernelbench", "cpu"))
     assert all(torch.isfinite(trial.expected).all() for trial in task.trials)
     assert task.degenerate == ((spec.level, spec.problem_id) in DEGENERATE), task.canaries
@@ -108,3 +110,34 @@ def test_a_syntax_error_is_refused(tmp_path):
 def test_a_folder_that_is_not_a_checkout_is_refused(tmp_path):
     with pytest.raises(TaskFileError, match="no KernelBench/level1"):
         kernelbench_tasks(tmp_path)
+
+
+SIZED = """batch = 4096
+shape = (64, 1, 1)
+
+
+class Model:
+    pass
+
+
+def get_inputs():
+    return []
+
+
+def get_init_inputs():
+    return [shape]
+"""
+
+
+def test_resize_replaces_module_constants_and_keeps_tuples():
+    source = SIZED
+    resized = resize(source, {"batch": 8, "shape": [2, 1, 1]}, "t.py")
+    assert "batch = 8\n" in resized
+    assert "shape = (2, 1, 1)\n" in resized
+    with pytest.raises(TaskFileError, match="no module-level width to resize"):
+        resize(source, {"width": 3}, "t.py")
+
+
+def test_every_builtin_problem_has_a_cpu_size_and_nothing_else_does():
+    names = {f"level{spec.level}/{spec.name}" for spec in builtin_tasks()}
+    assert set(cpu_sizes()) == names

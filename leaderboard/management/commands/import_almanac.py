@@ -1,27 +1,12 @@
 """python manage.py import_almanac PATH: reported scores from an almanac level table or launch-post list."""
 
-from pathlib import Path
-
-from django.core.management import BaseCommand, CommandError
-
-from leaderboard.importers.errors import ImportFormatError
+from leaderboard.importers.command import ImportCommand
 from leaderboard.importers.writer import import_almanac_text
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = "Import an almanac page (level table or launch-post list). Idempotent; a bad file writes nothing."
+    path_help = "The almanac page saved as text."
 
-    def add_arguments(self, parser):
-        parser.add_argument("path", type=Path, help="The almanac page saved as text.")
-
-    def handle(self, *args, path: Path, **options):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise CommandError(f"{path}: cannot read: {error}") from error
-        try:
-            report = import_almanac_text(text)
-        except ImportFormatError as error:
-            raise CommandError(f"{path}: nothing imported.\n{error}") from error
-        if options["verbosity"] >= 1:
-            self.stdout.write(f"{path.name}: {report.summary()}")
+    def importer(self, text):
+        return import_almanac_text(text)
