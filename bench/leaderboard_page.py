@@ -16,15 +16,18 @@ import logging
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: the project's packages, bench.support
+
+from bench.support import ensure_database, port_open  # noqa: E402
+from leaderboard.embedded import free_port  # noqa: E402
+
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/leaderboard_bench"
 BASELINE = "/api/levels"
 URLS = {
@@ -43,25 +46,11 @@ logger = logging.getLogger("bench.leaderboard")
 
 def configure(database_url: str) -> None:
     """Point Django at the bench database with production-like settings (DEBUG off)."""
-    sys.path.insert(0, str(ROOT))
     os.environ["DATABASE_URL"] = database_url
     os.environ["DJANGO_SETTINGS_MODULE"] = "leaderboard.settings"
     os.environ.setdefault("DEBUG", "0")
     os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
     os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
-
-
-def ensure_database(database_url: str) -> None:
-    import psycopg
-
-    parts = urlparse(database_url)
-    name = parts.path.lstrip("/")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            logger.info("creating database %s", name)
-            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def prepare() -> None:
@@ -168,22 +157,11 @@ def report_server_times(results: dict[tuple[str, str], dict], rounds: int) -> No
         )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_server(port: int) -> subprocess.Popen:
     command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
     server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return server
-        except OSError:
-            time.sleep(0.2)
+    if port_open(port, timeout=30):
+        return server
     server.terminate()
     raise SystemExit("the server did not start")
 

@@ -18,16 +18,19 @@ import logging
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 from urllib.request import Request, urlopen
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: the project's packages, bench.support
+
+from bench.support import ensure_database, port_open  # noqa: E402
+from leaderboard.embedded import free_port  # noqa: E402
+
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/load_bench"
 WRK_REPORT = """
 done = function(summary, latency, requests)
@@ -57,18 +60,6 @@ def environment(database_url: str, redis_db: int, work: Path) -> dict[str, str]:
     }
 
 
-def ensure_database(database_url: str) -> None:
-    import psycopg
-
-    parts = urlparse(database_url)
-    name = parts.path.lstrip("/")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            logger.info("creating database %s", name)
-            connection.execute(f'CREATE DATABASE "{name}"')
-
-
 PREPARE = """
 import django, json, sys
 django.setup()
@@ -95,26 +86,14 @@ def prepare(env: dict[str, str]) -> str:
     return json.loads(done.stdout.splitlines()[-1])["token"]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     with log.open("wb") as handle:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT)
 
 
 def wait_for_port(port: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("the web server did not start")
+    if not port_open(port, timeout):
+        raise SystemExit("the web server did not start")
 
 
 def bundle() -> bytes:
