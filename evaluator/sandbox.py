@@ -30,6 +30,9 @@ MiB, GiB = 1 << 20, 1 << 30
 LOG_TAIL = 200_000
 EXTENSION_BYTES = 4 * GiB  # a built extension copied in or out of the compile cache, at most
 SANDBOX_USER = "kb-sandbox"
+# Isolated mode (-I ignores every PYTHON* variable, so these are flags): unbuffered output, so what a
+# kernel printed is in its log even when the process is killed right after its last message; no .pyc.
+CHILD_PYTHON_FLAGS = ("-I", "-u", "-B")
 NAMESPACE_FLAGS = {"-n": "network", "-m": "mount", "-p": "pid", "-i": "ipc", "-r": "user"}
 FILESYSTEM_VIEW = (
     "new root: read-only binds of the system, Python and harness folders, a minimal /dev, private /tmp "
@@ -172,9 +175,6 @@ def scrubbed_environment(home: Path, extra: dict[str, str]) -> dict[str, str]:
             "USER": SANDBOX_USER,
             "LOGNAME": SANDBOX_USER,
             "TORCHINDUCTOR_CACHE_DIR": str(home / "inductor"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONHASHSEED": "0",
         }
     )
     env.update(extra)
@@ -281,7 +281,7 @@ class ChildProcess:
         command = [
             *self.layers.unshare,
             self.python,
-            "-I",
+            *CHILD_PYTHON_FLAGS,
             "-c",
             BOOT.format(root=str(HARNESS_ROOT)),
             str(spec_path),

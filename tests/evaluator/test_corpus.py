@@ -164,3 +164,7 @@ def test_results_follow_the_schema(corpus_results):
         "signed",
         "heavy_tailed",
     }
+
+
+def test_what_a_kernel_printed_reaches_its_log_even_when_it_dies(corpus_results):
+    assert "printed before the crash, without a flush" in corpus_results["crash_segfault"]["log"]

@@ -1,9 +1,12 @@
-"""Containment: the process dies of SIGSEGV in forward."""
+"""Containment: the process dies of SIGSEGV in forward, after printing a line that must reach its log."""
 
 import os
 import signal
+import sys
 
 import torch.nn as nn
+
+sys.stdout.write("printed before the crash, without a flush\n")
 
 
 class ModelNew(nn.Module):
