@@ -1,5 +1,6 @@
 """Models of the leaderboard: what was measured (catalogue), how (metrics), the numbers (scores) and runs."""
 
+from leaderboard.models.access import LoginFailureCount
 from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, Level, Method, MethodKind
 from leaderboard.models.freshness import DataVersion
 from leaderboard.models.metrics import Aggregation, Denominator, Direction, Metric, ThresholdOp
@@ -27,6 +28,7 @@ __all__ = [
     "Hardware",
     "KernelSource",
     "Level",
+    "LoginFailureCount",
     "Method",
     "MethodKind",
     "Metric",

@@ -1,8 +1,16 @@
-"""Admin for submissions (re-verify, cancel), evaluation runs, per-task results, sources and API tokens."""
+"""Admin for submissions (re-verify, cancel), runs, per-task results, API tokens and login throttles."""
 
 from django.contrib import admin, messages
 
-from leaderboard.models import ApiToken, EvaluationRun, KernelSource, Submission, SubmissionKernel, TaskResult
+from leaderboard.models import (
+    ApiToken,
+    EvaluationRun,
+    KernelSource,
+    LoginFailureCount,
+    Submission,
+    SubmissionKernel,
+    TaskResult,
+)
 from leaderboard.submissions.services import SubmissionRefused, cancel, reverify
 from leaderboard.submissions.states import InvalidTransition
 from leaderboard.submissions.tokens import revoke
@@ -116,3 +124,16 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke the selected tokens")
     def revoke_selected(self, request, queryset):
         messages.info(request, f"{revoke(queryset)} token(s) revoked.")
+
+
+@admin.register(LoginFailureCount)
+class LoginFailureCountAdmin(admin.ModelAdmin):
+    """Who is being throttled; deleting a row lets that user name or address log in again at once."""
+
+    list_display = ("key", "count", "window_started")
+    search_fields = ("key",)
+    ordering = ("-window_started",)
+    readonly_fields = ("key", "count", "window_started")
+
+    def has_add_permission(self, request):
+        return False

@@ -1,15 +1,20 @@
 """Login throttling: after too many failed logins for one user name, or from one address, refuse logins
 there for a while (the password guesser learns nothing more, however right its next guess is).
 
-Counts live in Django's cache (per process with the default local-memory cache: set CACHES to a shared
-backend to count across web processes).
+Counts live in the database (`LoginFailureCount`), one row per user name or address, each bumped by one
+atomic upsert, so every web process on every host counts against the same limit.
 """
+
+import datetime
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_login_failed
-from django.core.cache import cache
+from django.db import connection
 from django.dispatch import receiver
+from django.utils import timezone
+
+from leaderboard.models import LoginFailureCount
 
 MAX_FAILURES = 10
 WINDOW_S = 15 * 60
@@ -23,12 +28,20 @@ def limits() -> tuple[int, int]:
 
 def counter_keys(username: str | None, request) -> list[str]:
     address = request.META.get("REMOTE_ADDR", "") if request is not None else ""
-    return [f"login-failures:user:{(username or '').casefold()}", f"login-failures:address:{address}"]
+    name = (username or "").casefold()[:150]
+    return [f"user:{name}", f"address:{address}"]
+
+
+def window_start() -> datetime.datetime:
+    """The oldest failure that still counts."""
+    return timezone.now() - datetime.timedelta(seconds=limits()[1])
 
 
 def throttled(username: str | None, request) -> bool:
     allowed, _ = limits()
-    return any((cache.get(key) or 0) >= allowed for key in counter_keys(username, request))
+    return LoginFailureCount.objects.filter(
+        key__in=counter_keys(username, request), window_started__gt=window_start(), count__gte=allowed
+    ).exists()
 
 
 class ThrottledModelBackend(ModelBackend):
@@ -46,13 +59,29 @@ class ThrottledModelBackend(ModelBackend):
         return get_user_model().USERNAME_FIELD
 
 
+def upsert_sql() -> str:
+    """One statement that counts a failure: a new window where the old one has passed (PostgreSQL and
+    SQLite alike)."""
+    quote = connection.ops.quote_name
+    table, key, count, started = (
+        quote(name) for name in (LoginFailureCount._meta.db_table, "key", "count", "window_started")
+    )
+    current = f"{table}.{started} > %s"
+    return (
+        f"INSERT INTO {table} ({key}, {count}, {started}) VALUES (%s, 1, %s) "
+        f"ON CONFLICT ({key}) DO UPDATE SET "
+        f"{count} = CASE WHEN {current} THEN {table}.{count} + 1 ELSE 1 END, "
+        f"{started} = CASE WHEN {current} THEN {table}.{started} ELSE %s END"
+    )
+
+
 @receiver(user_login_failed, dispatch_uid="leaderboard-login-throttle")
 def count_failure(sender, credentials, request=None, **kwargs):
-    """Count a failed login against its user name and its address."""
-    _, window = limits()
-    for key in counter_keys(credentials.get("username"), request):
-        cache.add(key, 0, window)
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, window)
+    """Count a failed login against its user name and its address; forget windows that have passed."""
+    adapt = connection.ops.adapt_datetimefield_value
+    now, oldest = adapt(timezone.now()), adapt(window_start())
+    sql = upsert_sql()
+    with connection.cursor() as cursor:
+        for key in counter_keys(credentials.get("username"), request):
+            cursor.execute(sql, [key, now, oldest, oldest, now])
+    LoginFailureCount.objects.filter(window_started__lte=window_start()).delete()

@@ -1,6 +1,7 @@
 """Web security: CSRF on every form, who may see and do what, API tokens, XSS through everything a user
 can name, rate limits, the production checks and the security headers."""
 
+import datetime
 import json
 import os
 import re
@@ -15,9 +16,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import models
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
-from leaderboard.models import ApiToken, Provenance, Score, Submission
-from leaderboard.submissions import api, verified
+from leaderboard.models import ApiToken, LoginFailureCount, Provenance, Score, Submission
+from leaderboard.submissions import api, login_throttle, verified
 from leaderboard.submissions.headers import CONTENT_SECURITY_POLICY
 from leaderboard.submissions.ingest import store_result
 from leaderboard.submissions.services import EntryDetails, submit_bundle
@@ -319,26 +321,23 @@ def test_submissions_over_the_rate_limit_get_429_with_retry_after(
     assert Submission.objects.count() == 2
 
 
-@pytest.fixture
-def fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
-def test_logins_are_refused_after_ten_failures_even_with_the_right_password(client, owner, fresh_cache):
+def test_logins_are_refused_after_ten_failures_even_with_the_right_password(client, owner):
     for _ in range(10):
         client.post("/accounts/login/", {"username": "owner", "password": "wrong"})
     response = client.post("/accounts/login/", {"username": "owner", "password": "owner-password-1"})
     assert response.status_code == 200  # the form again: not logged in
     assert "_auth_user_id" not in client.session
-    cache.clear()  # the window has passed
+    cache.clear()  # the counts are not in the process's cache ...
+    client.post("/accounts/login/", {"username": "owner", "password": "owner-password-1"})
+    assert "_auth_user_id" not in client.session
+    passed = timezone.now() - datetime.timedelta(seconds=login_throttle.WINDOW_S + 1)
+    LoginFailureCount.objects.update(window_started=passed)  # ... and this is the window having passed
     response = client.post("/accounts/login/", {"username": "owner", "password": "owner-password-1"})
     assert response.status_code == 302
     assert client.session["_auth_user_id"] == str(owner.pk)
 
 
-def test_the_login_throttle_counts_addresses_too(owner, django_user_model, fresh_cache):
+def test_the_login_throttle_counts_addresses_too(owner, django_user_model):
     django_user_model.objects.create_user("second", password="second-password-1")
     guesser = Client(REMOTE_ADDR="203.0.113.9")
     for number in range(10):
@@ -348,6 +347,19 @@ def test_the_login_throttle_counts_addresses_too(owner, django_user_model, fresh
     elsewhere = Client(REMOTE_ADDR="198.51.100.7")
     elsewhere.post("/accounts/login/", {"username": "second", "password": "second-password-1"})
     assert "_auth_user_id" in elsewhere.session
+
+
+def test_a_failure_after_the_window_starts_a_new_count_and_old_windows_are_forgotten(client, owner):
+    for _ in range(3):
+        client.post("/accounts/login/", {"username": "Owner", "password": "wrong"})
+    counts = dict(LoginFailureCount.objects.values_list("key", "count"))
+    assert counts == {"user:owner": 3, "address:127.0.0.1": 3}
+    passed = timezone.now() - datetime.timedelta(seconds=login_throttle.WINDOW_S + 1)
+    LoginFailureCount.objects.filter(key="user:owner").update(window_started=passed)
+    LoginFailureCount.objects.create(key="user:someone-else", count=9, window_started=passed)
+    client.post("/accounts/login/", {"username": "owner", "password": "wrong"})
+    counts = dict(LoginFailureCount.objects.values_list("key", "count"))
+    assert counts == {"user:owner": 1, "address:127.0.0.1": 4}
 
 
 # --- production settings and headers ----------------------------------------------------------------------
