@@ -12,6 +12,7 @@ first use. The figures go to docs/performance.md by hand; nothing here asserts a
 """
 
 import argparse
+import contextlib
 import logging
 import os
 import re
@@ -88,8 +89,27 @@ class QueryClock:
             self.spent += time.perf_counter() - started
 
 
-STATES = ("cold", "cached")
-"""Each URL is timed with the table cache emptied first (cold: the table is built) and then again (cached)."""
+STATES = ("cold", "cold, gc", "cached")
+"""Each URL is timed with the table cache emptied first (cold: the table is built), likewise with the garbage
+collector left running during the build ("cold, gc": the build as it was before the pause), then cached."""
+
+
+@contextlib.contextmanager
+def table_state(state: str):
+    """Empty the table cache for a cold request; for "cold, gc", also build without pausing the collector."""
+    from leaderboard import table_cache
+
+    if state == "cached":
+        yield
+        return
+    table_cache.tables.clear()
+    paused = table_cache.collector_paused
+    if state == "cold, gc":
+        table_cache.collector_paused = contextlib.nullcontext
+    try:
+        yield
+    finally:
+        table_cache.collector_paused = paused
 
 
 def server_times(rounds: int) -> dict[tuple[str, str], dict]:
@@ -99,17 +119,13 @@ def server_times(rounds: int) -> dict[tuple[str, str], dict]:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from leaderboard import table_cache
-
     client = Client(HTTP_HOST="127.0.0.1")
     results = {(name, state): {"times": [], "cpu": [], "db": []} for name in URLS for state in STATES}
     for name, url in URLS.items():
         for _ in range(3):
             client.get(url)
         for state in STATES:
-            if state == "cold":
-                table_cache.tables.clear()
-            with CaptureQueriesContext(connection) as queries:
+            with table_state(state), CaptureQueriesContext(connection) as queries:
                 response = client.get(url)
             if response.status_code != 200:
                 raise SystemExit(f"{url} answered {response.status_code}")
@@ -118,10 +134,8 @@ def server_times(rounds: int) -> dict[tuple[str, str], dict]:
     for _ in range(rounds):
         for name, url in URLS.items():
             for state in STATES:
-                if state == "cold":
-                    table_cache.tables.clear()
                 clock = QueryClock()
-                with connection.execute_wrapper(clock):
+                with table_state(state), connection.execute_wrapper(clock):
                     started, cpu = time.perf_counter(), time.process_time()
                     client.get(url)
                     results[name, state]["times"].append(time.perf_counter() - started)
@@ -136,15 +150,15 @@ def report_server_times(results: dict[tuple[str, str], dict], rounds: int) -> No
         "Server time per request (Django test client, full middleware, %d rounds interleaved):", rounds
     )
     logger.info(
-        "%-40s %-6s %9s %9s %9s %9s %8s %6s %10s",
+        "%-40s %-8s %9s %9s %9s %9s %8s %6s %10s",
         "request", "table", "median", "p95", "CPU med", "DB med", "queries", "KiB", "× trivial",
     )  # fmt: skip
     for (name, state), data in results.items():
-        if name.startswith("trivial") and state == "cold":
+        if name.startswith("trivial") and state != "cached":
             continue
         median = statistics.median(data["times"])
         logger.info(
-            "%-40s %-6s %6.1f ms %6.1f ms %6.1f ms %6.1f ms %8d %6.0f %9.1f×",
+            "%-40s %-8s %6.1f ms %6.1f ms %6.1f ms %6.1f ms %8d %6.0f %9.1f×",
             name,
             state,
             median * 1000,

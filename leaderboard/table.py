@@ -734,7 +734,8 @@ class Table:
     def derive(self, name: str, compute):
         """What a view computes from this table (HTML, JSON, CSV), computed once per cached table."""
         if name not in self.derived:
-            self.derived[name] = compute(self)
+            with table_cache.collector_paused():
+                self.derived[name] = compute(self)
         return self.derived[name]
 
     @property
@@ -826,7 +827,8 @@ def build_table(level_number: int, query: TableQuery, paginate: bool = True) -> 
     """A level's table, from the cache while the data version it was built under is current."""
     level = fetch_level(level_number)
     if level.data_version is None:
-        return build_level_table(level, query, paginate)
+        with table_cache.collector_paused():
+            return build_level_table(level, query, paginate)
     key = (level.data_version, level.pk, query, paginate)
     return table_cache.tables.get_or_build(key, lambda: build_level_table(level, query, paginate))
 

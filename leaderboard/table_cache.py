@@ -5,12 +5,19 @@ version becomes visible exactly when the change does (and a rolled-back change b
 cached under the version read in the same query as its level; a reader who sees version v therefore never
 gets a table built from data older than v. Bulk `update()`s bypass signals: code that changes shown data
 that way must call `bump()` itself.
+
+What is built for the cache is built with Python's cyclic garbage collector paused: a build allocates tens
+of thousands of small objects, enough to set off full collections that walk every object of the loaded
+site, and those pauses made most of a cold build's p95 (docs/performance.md). Garbage in cycles is not
+lost, only collected after the build, by the next collection.
 """
 
+import contextlib
+import gc
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 
 from django.apps import apps
 from django.db.models import F
@@ -50,6 +57,33 @@ def connect_signals() -> None:
         post_delete.connect(bump, sender=model, dispatch_uid=f"table-cache-delete-{label}")
 
 
+class CollectorPause:
+    """Pauses the cyclic garbage collector while any thread is inside; the last one out restores it."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._inside = 0
+        self._restore = False
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._inside == 0:
+                self._restore = gc.isenabled()
+                gc.disable()
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._inside -= 1
+                if self._inside == 0 and self._restore:
+                    gc.enable()
+
+
+collector_paused = CollectorPause()
+
+
 class LruCache:
     """A small thread-safe least-recently-used mapping."""
 
@@ -63,7 +97,8 @@ class LruCache:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        value = build()
+        with collector_paused():
+            value = build()
         with self._lock:
             self._items[key] = value
             while len(self._items) > self.size:

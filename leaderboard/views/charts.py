@@ -90,22 +90,20 @@ def timeline(table: Table) -> dict:
     """The sort metric by entry month: each month's best entries, and the best value up to each month."""
     metric = table.sort_column.metric if table.sort_column else None
     lower_better = metric is not None and metric.direction == "lower"
-    by_month: dict[str, list[dict]] = {}
+    by_month: dict[str, list[tuple[float, Row]]] = {}
     for row in table.all_rows:
         value = sort_value(row, table)
         if row.date and value is not None:
-            by_month.setdefault(month(row.date), []).append(
-                {"x": month(row.date), "y": value, "label": row.name}
-            )
+            by_month.setdefault(month(row.date), []).append((value, row))
     months = sorted(by_month)
     points, best, leader = [], [], None
     for key in months:
-        ranked = sorted(by_month[key], key=lambda point: point["y"], reverse=not lower_better)
-        points += ranked[:POINTS_PER_MONTH]
+        ranked = sorted(by_month[key], key=lambda pair: pair[0], reverse=not lower_better)
+        points += [{"x": key, "y": value, "label": row.name} for value, row in ranked[:POINTS_PER_MONTH]]
         top = ranked[0]
-        if leader is None or (top["y"] < leader["y"] if lower_better else top["y"] > leader["y"]):
+        if leader is None or (top[0] < leader[0] if lower_better else top[0] > leader[0]):
             leader = top
-        best.append({"x": key, "y": leader["y"], "label": leader["label"]})
+        best.append({"x": key, "y": leader[0], "label": leader[1].name})
     return {"months": months, "points": points, "best": best}
 
 

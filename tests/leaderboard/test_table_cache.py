@@ -1,10 +1,13 @@
 """Cached tables: served while the data is unchanged, rebuilt as soon as a change to shown data commits."""
 
+import gc
+import threading
+
 import pytest
 from django.db import transaction
 
 from leaderboard.models import DataVersion, Score
-from leaderboard.table_cache import LruCache
+from leaderboard.table_cache import CollectorPause, LruCache
 from tests.leaderboard import factories
 
 pytestmark = pytest.mark.django_db
@@ -66,3 +69,44 @@ def test_the_cache_drops_the_least_recently_used():
     for key in ("a", "b", "a", "c", "a", "b"):
         cache.get_or_build(key, lambda key=key: build(key))
     assert built == ["a", "b", "c", "b"]
+
+
+def test_the_collector_is_paused_while_any_build_runs_and_restored_after_the_last():
+    pause = CollectorPause()
+    assert gc.isenabled()
+    first_inside, second_inside, first_may_leave = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with pause():
+            first_inside.set()
+            first_may_leave.wait(10)
+        seen["after first"] = gc.isenabled()  # the second is still inside
+
+    def second():
+        first_inside.wait(10)
+        with pause():
+            second_inside.set()
+            seen["second inside"] = gc.isenabled()
+            first_may_leave.set()
+            worker.join(10)
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    second()
+    assert seen == {"second inside": False, "after first": False}
+    assert gc.isenabled()
+
+
+def test_a_failed_build_restores_the_collector_and_a_disabled_one_stays_disabled():
+    pause = CollectorPause()
+    with pytest.raises(RuntimeError), pause():
+        raise RuntimeError("the build failed")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pause():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -1,6 +1,8 @@
 """The HTML pages on PostgreSQL: level tables (order, filters, p, provenance), the pinned query count, and
 the home, method, entry and task pages."""
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -196,3 +198,25 @@ def test_task_page_shows_escaped_code_baselines_and_best_kernels(client, board):
     assert "1.500" in html  # the torch.compile baseline
     assert "Verified-Method" in html  # its sample-0 kernel on task 1 is correct at 1.5x
     assert client.get("/tasks/").status_code == 200
+
+
+def chart_data(html: str) -> dict:
+    opening = '<script id="chart-data" type="application/json">'
+    start = html.index(opening) + len(opening)
+    return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_the_over_time_chart_has_each_months_best_and_the_running_best(client, board):
+    timeline = chart_data(client.get("/levels/2/").content.decode())["timeline"]
+    assert timeline["months"] == sorted(timeline["months"])
+    by_month = {}
+    for point in timeline["points"]:
+        by_month.setdefault(point["x"], []).append(point["y"])
+    assert all(values == sorted(values, reverse=True) for values in by_month.values())
+    best = {point["x"]: (point["y"], point["label"]) for point in timeline["best"]}
+    assert by_month["2026-05"] == [44.8]  # Beta-8B, the month's only entry with a Fast1 ...
+    assert best["2026-05"] == (60.0, "Flagged-Method")  # ... under the best so far (March)
+    assert best["2026-06"] == (70.6, "Alpha-14B")
+    assert best[timeline["months"][-1]] == (70.6, "Alpha-14B")  # a later, lower month keeps the best
+    running = [point["y"] for point in timeline["best"]]
+    assert running == sorted(running)
