@@ -4,13 +4,13 @@ Tables, the JSON API, CSV exports, charts and the verified-score writer all call
 number means the same thing wherever it is shown. Conventions follow KernelBench unless a score says
 otherwise: fast_p counts speedup strictly greater than p over all tasks of the level (incorrect and
 missing tasks count as misses); speedup aggregates are over correct kernels; the penalised geomean
-counts an incorrect or missing task as 1x (the PyTorch fallback).
+counts an incorrect or missing task as 1x (the PyTorch fallback) and a correct one at its measured speedup,
+below 1x too (not clamped to max(1, s) as one KernelBench fork does: a slow kernel shows as a regression).
 """
 
 import bisect
 import math
 import random
-import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -86,10 +86,20 @@ def _correct_speedups(outcomes: Iterable[TaskOutcome]) -> list[float]:
     return [o.speedup for o in outcomes if o.counts]
 
 
-def fast_p(outcomes: Sequence[TaskOutcome], p: float, n_tasks: int, op: str = ThresholdOp.GT) -> float:
-    """Percent of all n_tasks that are correct and faster than p (strict > unless op is >=)."""
+def check_denominator(outcomes: Sequence[TaskOutcome], n_tasks: int) -> None:
+    """A rate over n_tasks needs at least one task and no more outcomes than tasks."""
     if n_tasks <= 0:
         raise ValueError("n_tasks must be positive")
+    if len(outcomes) > n_tasks:
+        raise ValueError(f"{len(outcomes)} outcomes for {n_tasks} tasks: the denominator is too small")
+
+
+def fast_p(outcomes: Sequence[TaskOutcome], p: float, n_tasks: int, op: str = ThresholdOp.GT) -> float:
+    """Percent of all n_tasks that are correct and faster than p (strict > unless op is >=). At p = 0 it
+    is the correct rate: every correct kernel beats 0x, also one whose timing failed."""
+    check_denominator(outcomes, n_tasks)
+    if p <= 0:
+        return 100.0 * sum(1 for o in outcomes if o.correct) / n_tasks
     beats = (lambda s: s >= p) if op == ThresholdOp.GE else (lambda s: s > p)
     hits = sum(1 for s in _correct_speedups(outcomes) if beats(s))
     return 100.0 * hits / n_tasks
@@ -106,6 +116,20 @@ def penalised_speedups(outcomes: Sequence[TaskOutcome], n_tasks: int) -> list[fl
     """Per-task speedups over all n_tasks where incorrect and missing tasks count as 1x."""
     values = [o.speedup if o.counts else 1.0 for o in outcomes]
     return values + [1.0] * max(0, n_tasks - len(values))
+
+
+def arithmetic_mean(values: Sequence[float]) -> float:
+    """The mean, summed as value / n so that huge (absurd but finite) speedups cannot overflow."""
+    return math.fsum(v / len(values) for v in values)
+
+
+def median(values: Sequence[float]) -> float:
+    """The median, the middle pair averaged as halves (no overflow, like arithmetic_mean)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return ordered[middle - 1] / 2 + ordered[middle] / 2
 
 
 def bootstrap_ci(
@@ -153,8 +177,8 @@ def aggregate(outcomes: Sequence[TaskOutcome], n_tasks: int) -> dict[str, Aggreg
             ci_high=high,
         )
         over_correct = {
-            "speedup_mean": (statistics.fmean(speedups), Aggregation.ARITHMETIC),
-            "speedup_median": (statistics.median(speedups), Aggregation.MEDIAN),
+            "speedup_mean": (arithmetic_mean(speedups), Aggregation.ARITHMETIC),
+            "speedup_median": (median(speedups), Aggregation.MEDIAN),
             "speedup_min": (min(speedups), Aggregation.MIN),
             "speedup_max": (max(speedups), Aggregation.MAX),
             "pct_faster": (100.0 * sum(s > 1 for s in speedups) / len(speedups), Aggregation.RATE),
@@ -202,10 +226,13 @@ def reported_fast_p_metric(p: float) -> str | None:
 def fast_p_curve(outcomes: Sequence[TaskOutcome], n_tasks: int, ps: Sequence[float]) -> list[float]:
     """fast_p at each p of ps (KernelBench's strict >, over all n_tasks): the same numbers as fast_p,
     from one sort of the speedups instead of one pass per p."""
-    if n_tasks <= 0:
-        raise ValueError("n_tasks must be positive")
+    check_denominator(outcomes, n_tasks)
     speedups = sorted(_correct_speedups(outcomes))
-    return [100.0 * (len(speedups) - bisect.bisect_right(speedups, p)) / n_tasks for p in ps]
+    n_correct = sum(1 for o in outcomes if o.correct)
+    return [
+        100.0 * (n_correct if p <= 0 else len(speedups) - bisect.bisect_right(speedups, p)) / n_tasks
+        for p in ps
+    ]
 
 
 def latest_verified_run(run_ids: Iterable[int | None]) -> int | None:

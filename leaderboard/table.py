@@ -327,7 +327,8 @@ ENTRY_FIELDS = (
 
 
 def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
-    """The level's entries: their fields, whether each has scores in the view, its newest verified run."""
+    """The level's entries: their fields, whether each has scores in the view, its newest verified run,
+    and whether curation withholds that run's per-task results (see `withheld_state`)."""
     own = Score.objects.filter(score_conditions(query), entry=OuterRef("pk"))
     newest = own.filter(provenance=Provenance.VERIFIED, state__in=scoring.RANKABLE_STATES).order_by("-run_id")
     rows = (
@@ -335,11 +336,25 @@ def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
         .annotate(
             verified_run=Subquery(newest.values("run_id")[:1]),
             in_view=Exists(own.filter(metric_id__in=view.metric_ids)),
+            run_withheld=withheld_state(query),
         )
         .order_by()
-        .values_list(*ENTRY_FIELDS, "verified_run", "in_view")
+        .values_list(*ENTRY_FIELDS, "verified_run", "in_view", "run_withheld")
     )
     return list(rows)
+
+
+def withheld_state(query: TableQuery) -> Subquery:
+    """'hacked' or 'hidden' when a curator marked one of the verified run's fast_p scores so: the values
+    computed from its per-task results (fast_p at any p, the curve) then stay out as well."""
+    curated = Score.objects.filter(
+        run_id=OuterRef("verified_run"),
+        provenance=Provenance.VERIFIED,
+        baseline=query.verified_baseline,
+        metric_id__in=scoring.REPORTED_FAST_P.values(),
+        state__in=(CurationState.HACKED, CurationState.HIDDEN),
+    )
+    return Subquery(curated.order_by("state").values("state")[:1])  # 'hacked' sorts first
 
 
 def fetch_candidates(filter_q: Q, query: TableQuery, detail: bool) -> list[Candidate]:
@@ -520,6 +535,7 @@ class Row:
     agent_models: str
     verified_run: int | None
     in_view: bool = True
+    run_withheld: str | None = None
     verified_n_tasks: int | None = None
     cells: dict[str, Cell] = field(default_factory=dict)
     fast_p: Cell | None = None
@@ -647,21 +663,33 @@ def fill_cells(
 def fill_fast_p(
     rows: Iterable[Row], outcomes: dict, metrics: dict[str, Metric], p: float, level: Level
 ) -> None:
-    """The fast_p cell at p: computed for verified rows from their per-task results, else as reported."""
+    """The fast_p cell at p: computed for verified rows from their per-task results, else as reported.
+
+    A computed value carries the run's own verified score at that p, or else its correct-rate score, so
+    that the run's curation state, baseline and task count show with it."""
     reported_id = scoring.reported_fast_p_metric(p)
     metric = fast_p_metric(p, metrics)
     for row in rows:
         stored = row.cells.get(reported_id) if reported_id else None
-        computed = {}
         run_outcomes = outcomes.get(row.verified_run)
-        if run_outcomes is not None:
-            n_tasks = row.verified_n_tasks or level.task_count
-            computed = {
-                "computed": scoring.fast_p(run_outcomes, p, n_tasks),
-                "computed_p": p,
-                "computed_run": row.verified_run,
-            }
+        if run_outcomes is None:
+            hacked = row.run_withheld == CurationState.HACKED
+            row.fast_p = replace(stored, metric=metric) if stored else Cell(metric=metric, hacked=hacked)
+            continue
+        carrier = row.cells.get(TASK_COUNT_CARRIER)
+        computed = {
+            "verified": (stored and stored.verified) or (carrier and carrier.verified),
+            "computed": scoring.fast_p(run_outcomes, p, run_denominator(row, run_outcomes, level)),
+            "computed_p": p,
+            "computed_run": row.verified_run,
+        }
         row.fast_p = replace(stored, metric=metric, **computed) if stored else Cell(metric=metric, **computed)
+
+
+def run_denominator(row: Row, run_outcomes: list, level: Level) -> int:
+    """The tasks a verified row's rates are over: its run's task count, the level's when unknown, and
+    never fewer than the run's results."""
+    return max(row.verified_n_tasks or level.task_count, len(run_outcomes))
 
 
 def fast_p_metric(p: float, metrics: dict[str, Metric]) -> Metric:
@@ -685,7 +713,7 @@ def attach_curves(rows: Iterable[Row], outcomes: dict, level: Level) -> None:
     for row in rows:
         run_outcomes = outcomes.get(row.verified_run)
         if run_outcomes is not None:
-            row.curve = scoring.fast_p_curve(run_outcomes, row.verified_n_tasks or level.task_count, grid)
+            row.curve = scoring.fast_p_curve(run_outcomes, run_denominator(row, run_outcomes, level), grid)
 
 
 # --- the table -------------------------------------------------------------------------------------------
@@ -823,6 +851,11 @@ CHART_METRICS = ("fast_1", "fast_1_2", "fast_1_5", "fast_2", "correct_rate", "sp
 """Metrics the charts read for the page's rows besides the view's columns."""
 
 
+def computable_runs(rows: Iterable[Row]) -> set[int]:
+    """The verified runs whose per-task results may give computed values (none that curation withholds)."""
+    return {row.verified_run for row in rows if row.verified_run and not row.run_withheld}
+
+
 def build_table(level_number: int, query: TableQuery, paginate: bool = True) -> Table:
     """A level's table, from the cache while the data version it was built under is current."""
     level = fetch_level(level_number)
@@ -855,9 +888,7 @@ def build_level_table(level: Level, query: TableQuery, paginate: bool) -> Table:
         fill_cells(rows, [c for c in light if c.entry_id in wanted], metrics, rank_ids, every=False)
     outcomes = {}
     if view.computed_fast_p:
-        outcomes = fetch_outcomes(
-            {row.verified_run for row in rows if row.verified_run}, query.verified_baseline
-        )
+        outcomes = fetch_outcomes(computable_runs(rows), query.verified_baseline)
         fill_fast_p(rows, outcomes, metrics, query.p, level)
     ordered = rank_rows(rows, sort_key, descending)
     page, pages, page_rows = 1, 1, ordered
@@ -873,8 +904,7 @@ def build_level_table(level: Level, query: TableQuery, paginate: bool) -> Table:
         full = fetch_candidates(Q(entry_id__in=page_ids, metric_id__in=detail_ids), query, detail=True)
         fill_cells(page_rows, full, metrics, detail_ids)
         if not view.computed_fast_p:
-            runs = {row.verified_run for row in page_rows if row.verified_run}
-            outcomes = fetch_outcomes(runs, query.verified_baseline)
+            outcomes = fetch_outcomes(computable_runs(page_rows), query.verified_baseline)
         else:
             fill_fast_p(page_rows, outcomes, metrics, query.p, level)
         attach_curves(page_rows, outcomes, level)

@@ -19,6 +19,12 @@ def ranked_results(run) -> list[TaskResult]:
     return list(TaskResult.objects.filter(run=run, kernel__sample=0).select_related("task"))
 
 
+def denominator(run, results: list[TaskResult]) -> int:
+    """The tasks the rates are over: the suite level's current tasks, and never fewer than the results
+    (a run re-verified after tasks left the suite still counts each of its results once)."""
+    return max(suite_task_count(run.submission.suite, run.submission.entry.level.number), len(results))
+
+
 def outcomes(results: list[TaskResult], baseline: str) -> list[scoring.TaskOutcome]:
     field = BASELINE_FIELDS[baseline]
     return [scoring.task_outcome(r.correct, getattr(r, field), r.flags) for r in results]
@@ -60,7 +66,7 @@ def write_scores(run) -> list[Score]:
     submission = run.submission
     entry = submission.entry
     results = ranked_results(run)
-    n_tasks = suite_task_count(submission.suite, entry.level.number) or len(results)
+    n_tasks = denominator(run, results)
     state, state_reason = review_state(results)
     notes = score_notes(run, results, n_tasks)
     metrics = set(Metric.objects.values_list("id", flat=True))
@@ -98,5 +104,4 @@ def write_scores(run) -> list[Score]:
 def fast_p_of_run(run, p: float, baseline: str = Baseline.EAGER) -> float:
     """fast_p for any p from a run's stored per-task speedups (KernelBench's strict >)."""
     results = ranked_results(run)
-    n_tasks = suite_task_count(run.submission.suite, run.submission.entry.level.number) or len(results)
-    return scoring.fast_p(outcomes(results, baseline), p, n_tasks)
+    return scoring.fast_p(outcomes(results, baseline), p, denominator(run, results))

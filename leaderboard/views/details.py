@@ -95,13 +95,16 @@ def method_detail(slug: str) -> dict | None:
 
 
 def entry_scores(entry: Entry) -> list[dict]:
-    """Every score of an entry that is not hidden, grouped by metric in catalogue order."""
+    """Every score of an entry that is not hidden, grouped by metric in catalogue order; the difference
+    is taken against the entry's newest verified run, the one its leaderboard row shows."""
     scores = (
         Score.objects.filter(entry=entry)
         .exclude(state=CurationState.HIDDEN)
         .select_related("metric", "source", "run__hardware")
         .order_by("metric__position", "provenance", "-run_id", "baseline", "pk")
     )
+    scores = list(scores)
+    shown_run = scoring.latest_verified_run(s.run_id for s in scores if shows_verified(s))
     groups = []
     for metric, metric_scores in groupby(scores, key=lambda score: score.metric):
         metric_scores = list(metric_scores)
@@ -112,21 +115,21 @@ def entry_scores(entry: Entry) -> list[dict]:
         reported = [
             s for s in metric_scores if s.provenance == Provenance.REPORTED and scoring.is_rankable(s.state)
         ]
-        verified = [
-            s
-            for s in metric_scores
-            if s.is_verified and scoring.is_rankable(s.state) and s.baseline == Baseline.EAGER
-        ]
         first = min(reported, key=lambda s: s.pk, default=None)
-        newest = max(verified, key=lambda s: s.run_id, default=None)
+        shown = next((s for s in metric_scores if shows_verified(s) and s.run_id == shown_run), None)
         groups.append(
             {
                 "metric": metric,
                 "scores": metric_scores,
-                "difference": scoring.difference(newest and newest.value, first and first.value),
+                "difference": scoring.difference(shown and shown.value, first and first.value),
             }
         )
     return groups
+
+
+def shows_verified(score: Score) -> bool:
+    """A verified score of the kind the leaderboard shows: rankable, against PyTorch eager."""
+    return score.is_verified and scoring.is_rankable(score.state) and score.baseline == Baseline.EAGER
 
 
 def entry_detail(pk: int) -> dict | None:

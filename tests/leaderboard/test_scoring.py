@@ -22,14 +22,15 @@ OUTCOMES = [
     TaskOutcome(True, 1.0),  # exactly at p=1: not counted by strict >
     TaskOutcome(True, 0.5),
     TaskOutcome(False, None),
-    TaskOutcome(True, None),  # correct but timing failed: counts nowhere
+    TaskOutcome(True, None),  # correct but timing failed: in the correct rate (fast_0) only
 ]
 
 
 def test_fast_p_is_strict_over_all_tasks():
     assert fast_p(OUTCOMES, 1.0, n_tasks=10) == 10.0
     assert fast_p(OUTCOMES, 1.0, n_tasks=10, op=">=") == 20.0
-    assert fast_p(OUTCOMES, 0.0, n_tasks=10) == 30.0
+    assert fast_p(OUTCOMES, 0.0, n_tasks=10) == 40.0  # fast_0 is the correct rate
+    assert fast_p(OUTCOMES, 0.05, n_tasks=10) == 30.0
     assert fast_p(OUTCOMES, 2.0, n_tasks=10) == 0.0
     with pytest.raises(ValueError, match="n_tasks"):
         fast_p(OUTCOMES, 1.0, n_tasks=0)

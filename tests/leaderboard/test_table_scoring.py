@@ -3,6 +3,7 @@ fast_p curves, hack flags and which value a cell ranks by."""
 
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -86,3 +87,31 @@ def test_a_cell_ranks_by_its_verified_value_and_shows_the_difference():
     assert scoring.latest_verified_run([3, None, 7, 5]) == 7
     assert scoring.latest_verified_run([]) is None
     assert scoring.first_reported([12, 4, 9]) == 4
+
+
+def test_fast_0_is_the_correct_rate_also_for_a_correct_kernel_whose_timing_failed():
+    outcome = scoring.TaskOutcome
+    found = [outcome(True, None), outcome(True, 2.0), outcome(False, None)]
+    rates = scoring.aggregate(found, 4)
+    assert scoring.fast_p(found, 0.0, 4) == rates["correct_rate"].value == 50.0
+    assert scoring.fast_p_curve(found, 4, [0.0, 0.05]) == [50.0, 25.0]
+
+
+def test_more_outcomes_than_tasks_is_refused_not_turned_into_a_rate_over_100():
+    found = [scoring.TaskOutcome(True, 2.0)] * 3
+    with pytest.raises(ValueError, match="3 outcomes for 2 tasks"):
+        scoring.aggregate(found, 2)
+    with pytest.raises(ValueError, match="3 outcomes for 2 tasks"):
+        scoring.fast_p_curve(found, 2, [1.0])
+
+
+def test_absurd_but_finite_speedups_aggregate_without_overflow():
+    found = [scoring.TaskOutcome(True, 1e308), scoring.TaskOutcome(True, 1e308)]
+    result = scoring.aggregate(found, 2)
+    assert result["speedup_mean"].value == result["speedup_median"].value == 1e308
+    assert math.isfinite(result["speedup_geomean"].value)
+
+
+def test_the_penalised_geomean_keeps_a_slow_correct_kernel_below_1x():
+    slow = [scoring.TaskOutcome(True, 0.5), scoring.TaskOutcome(False, None)]
+    assert scoring.aggregate(slow, 2)["speedup_geomean_all"].value == pytest.approx(0.5**0.5)
