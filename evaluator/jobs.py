@@ -126,11 +126,16 @@ def job_state(job_id: str) -> str | None:
 
 
 def cancel_job(job_id: str) -> None:
-    """Stop a job if it runs and cancel it if it waits; a job already gone is fine."""
+    """Stop a job if it runs and cancel it if it waits; a job already gone, or Redis unreachable, is fine.
+
+    The run is cancelled in the database before this is called (after the commit), and the database is what
+    counts: a job that still starts finds its run cancelled and does nothing, and a running one stops at its
+    next heartbeat.
+    """
     if not job_id:
         return
-    connection = django_rq.get_connection()
     try:
+        connection = django_rq.get_connection()
         job = Job.fetch(job_id, connection=connection)
         if job.get_status() == JobStatus.STARTED:
             send_stop_job_command(connection, job_id)
@@ -138,6 +143,10 @@ def cancel_job(job_id: str) -> None:
             job.cancel()
     except (NoSuchJobError, InvalidJobOperation):
         logger.info("job %s is already gone", job_id)
+    except RedisError as error:
+        logger.warning(
+            "job %s not told to stop, Redis is unreachable (its run is cancelled): %s", job_id, error
+        )
 
 
 def forget_job(job_id: str) -> None:

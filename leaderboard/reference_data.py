@@ -192,9 +192,12 @@ METRICS = [
 ]
 
 
+CPU_HARDWARE = "CPU"
+"""The CPU-only target (the embedded default's harness): the one target that may lack a queue ('cpu' then)."""
+
 # Evaluation targets and the RQ queue that serves each; CPU is the embedded default's CPU-only harness.
 HARDWARE_QUEUES = [
-    ("CPU", "", "cpu"),
+    (CPU_HARDWARE, "", "cpu"),
     ("H100", "NVIDIA", "gpu-h100"),
     ("H200", "NVIDIA", "gpu-h200"),
     ("L40S", "NVIDIA", "gpu-l40s"),

@@ -136,7 +136,11 @@ class EvaluationRun(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
-    reason = models.TextField(blank=True)
+    reason = models.TextField(blank=True)  # public, like the submission's reason: never a log
+    harness_log = models.TextField(
+        blank=True,
+        help_text="The last failed attempt's harness errors and log tail; shown to the owner and staff only.",
+    )
     environment = models.JSONField(default=dict, blank=True)
     rq_job_id = models.CharField(max_length=64, blank=True)
     worker = models.CharField(max_length=200, blank=True, help_text="RQ worker that last ran it.")

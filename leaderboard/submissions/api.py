@@ -7,17 +7,12 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard.models import EvaluationRun, Hardware, MethodKind, Submission
+from leaderboard.models import EvaluationRun, Submission
 from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.bundles import BundleError
+from leaderboard.submissions.forms import named_entry_details
 from leaderboard.submissions.quotas import QuotaExceeded
-from leaderboard.submissions.services import (
-    DEFAULT_SUITE,
-    EntryDetails,
-    SubmissionRefused,
-    cancel,
-    submit_bundle,
-)
+from leaderboard.submissions.services import SubmissionRefused, cancel, submit_bundle
 from leaderboard.submissions.states import InvalidTransition
 from leaderboard.submissions.tokens import authenticate, bearer_token
 from leaderboard.submissions.uploads import too_large
@@ -61,29 +56,6 @@ def submission_json(request, submission: Submission) -> dict:
     }
 
 
-def details_from_post(post) -> EntryDetails:
-    """Entry metadata from the API's form fields; raises SubmissionRefused on a missing or bad field."""
-    method = post.get("method", "").strip()
-    if not method:
-        raise SubmissionRefused("the field 'method' (a method name) is required")
-    hardware_name = post.get("hardware", "CPU").strip() or "CPU"
-    hardware = Hardware.objects.exclude(queue="").filter(name__iexact=hardware_name).first()
-    if hardware is None:
-        raise SubmissionRefused(f"unknown hardware {hardware_name!r}")
-    kind = post.get("method_kind", "").strip() or MethodKind.ZERO_SHOT_LLM
-    if kind not in MethodKind.values:
-        raise SubmissionRefused(f"method_kind must be one of {', '.join(MethodKind.values)}")
-    text = {name: post.get(name, "").strip() for name in ("backbone", "agent_models", "label", "data_source",
-                                                            "mode", "notes")}  # fmt: skip
-    return EntryDetails(
-        method_name=method,
-        hardware=hardware,
-        method_kind=kind,
-        suite=post.get("suite") or DEFAULT_SUITE,
-        **text,
-    )
-
-
 @csrf_exempt
 def submissions(request):
     """POST a bundle (multipart field 'bundle' plus the entry's fields)."""
@@ -101,7 +73,7 @@ def submissions(request):
     if upload is None:
         return error("the multipart field 'bundle' (the bundle file) is required", 400)
     try:
-        created = submit_bundle(user, upload.read(), upload.name, details_from_post(request.POST))
+        created = submit_bundle(user, upload.read(), upload.name, named_entry_details(request.POST))
     except BundleError as rejected:
         return error(rejected.message, 400, problems=rejected.problems)
     except QuotaExceeded as over:

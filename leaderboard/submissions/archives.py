@@ -6,14 +6,24 @@ every read is bounded, so a lying header or a zip bomb cannot make us read more 
 
 import gzip
 import io
+import lzma
 import stat
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 MiB = 1024 * 1024
+UNREADABLE_ZIP = (zipfile.BadZipFile, NotImplementedError, ValueError, EOFError)
+"""What opening a damaged zip raises (NotImplementedError: an unsupported 'zip file version')."""
+UNREADABLE_ZIP_MEMBER = (
+    zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, ValueError, zlib.error,
+    lzma.LZMAError,
+)  # fmt: skip
+"""What reading a damaged zip member raises: corrupt deflate or LZMA data, a negative seek (ValueError),
+an undecodable local file name (UnicodeDecodeError, a ValueError)."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +145,7 @@ def read_zip(data: bytes, wanted: Callable[[str], bool], limits: Limits) -> List
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, EOFError) as error:
+    except UNREADABLE_ZIP as error:
         return Listing(problems=[f"the zip archive cannot be read ({error})"])
     files = [info for info in infos if not info.is_dir()]
     if len(infos) > limits.max_members:
@@ -174,7 +184,7 @@ def read_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Lim
     try:
         with archive.open(info) as stream:
             content = stream.read(limits.max_file_bytes + 1)
-    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as error:
+    except UNREADABLE_ZIP_MEMBER as error:
         return None, f"{shown(info.filename)} cannot be read ({error})"
     if len(content) > limits.max_file_bytes:
         return None, f"{shown(info.filename)} is larger than {limits.max_file_bytes} bytes"

@@ -15,10 +15,16 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from leaderboard.submissions.archives import Limits, detect_kind, read_archive
+from leaderboard.submissions.archives import Limits, detect_kind, read_archive, shown
 
-KERNEL_FILE = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
-JSON_KEY = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)$")
+MAX_DIGITS = 6
+"""Level, problem and sample numbers have at most this many ASCII digits (the database stores 32-bit ints)."""
+NUMBER = rf"(\d{{1,{MAX_DIGITS}}})"
+KERNEL_KEY = rf"level_{NUMBER}_problem_{NUMBER}_sample_{NUMBER}"
+KERNEL_FILE = re.compile(rf"{KERNEL_KEY}_kernel\.py", re.ASCII)
+JSON_KEY = re.compile(KERNEL_KEY, re.ASCII)
+"""Both are matched with fullmatch: no trailing newline, no non-ASCII digits, no huge numbers."""
+NUMBERS_RULE = f"L, P and S of 1 to {MAX_DIGITS} ASCII digits"
 MAX_LISTED = 40
 """At most this many items of one kind are named in an error message; the rest are counted."""
 MAX_PROBLEMS = 100
@@ -82,9 +88,9 @@ class Bundle:
 
 def listed(items: list[str]) -> str:
     """Join items for a message, naming at most MAX_LISTED of them."""
-    shown = ", ".join(items[:MAX_LISTED])
+    named = ", ".join(items[:MAX_LISTED])
     more = len(items) - MAX_LISTED
-    return f"{shown} and {more} more" if more > 0 else shown
+    return f"{named} and {more} more" if more > 0 else named
 
 
 def decode_source(label: str, data: bytes, limits: Limits) -> tuple[str | None, str | None]:
@@ -119,13 +125,14 @@ def kernels_from_archive(data: bytes, limits: Limits, bundle: Bundle, problems: 
     problems.extend(listing.problems)
     for member in listing.members:
         name = PurePosixPath(member.path).name
-        match = KERNEL_FILE.match(name)
+        match = KERNEL_FILE.fullmatch(name)
         if is_ignorable(member.path):
             continue
         if match is None:
             if name.endswith(".py"):
                 problems.append(
-                    f"{member.path!r}: a Python file not named level_L_problem_P_sample_S_kernel.py"
+                    f"{shown(member.path)}: a Python file not named level_L_problem_P_sample_S_kernel.py "
+                    f"({NUMBERS_RULE})"
                 )
             else:
                 bundle.skipped.append(member.path)
@@ -155,9 +162,9 @@ def kernels_from_json(data: bytes, limits: Limits, bundle: Bundle, problems: lis
         bundle.metadata = metadata
     bad_keys = []
     for key, source in document["kernels"].items():
-        match = JSON_KEY.match(key)
+        match = JSON_KEY.fullmatch(key)
         if match is None:
-            bad_keys.append(repr(key))
+            bad_keys.append(shown(key))
             continue
         if not isinstance(source, str):
             problems.append(f"kernels[{key!r}] must be a string of Python source")
@@ -169,7 +176,9 @@ def kernels_from_json(data: bytes, limits: Limits, bundle: Bundle, problems: lis
         level, problem_id, sample = (int(group) for group in match.groups())
         bundle.kernels.append(BundleKernel(level, problem_id, sample, f"{key}_kernel.py", text))
     if bad_keys:
-        problems.append(f"kernel keys not of the form level_L_problem_P_sample_S: {listed(bad_keys)}")
+        problems.append(
+            f"kernel keys not of the form level_L_problem_P_sample_S ({NUMBERS_RULE}): {listed(bad_keys)}"
+        )
 
 
 def refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
@@ -205,7 +214,23 @@ def structure_problems(
     unknown = sorted({k.task_key for k in bundle.kernels if k.task_key not in known}, key=task_key_order)
     if unknown:
         problems.append(f"unknown task ids in suite {suite!r}: {listed(unknown)}")
-    return problems
+    return problems + sample_zero_problems(bundle)
+
+
+def sample_zero_problems(bundle: Bundle) -> list[str]:
+    """A level without any sample-0 kernel would have nothing to evaluate: sample 0 is what ranks."""
+    unranked = [
+        str(level)
+        for level in bundle.levels
+        if not any(kernel.sample == 0 for kernel in bundle.kernels_of_level(level))
+    ]
+    if not unranked:
+        return []
+    levels = "level" if len(unranked) == 1 else "levels"
+    return [
+        f"no sample-0 kernel in {levels} {listed(unranked)}: sample 0 of a task is the one evaluated and "
+        "ranked, so each level needs at least one level_L_problem_P_sample_0 kernel"
+    ]
 
 
 def task_key_order(key: str) -> tuple[int, ...]:

@@ -64,8 +64,13 @@ def claim(run_id: int, job_id: str, worker: str) -> EvaluationRun | None:
         if run is None or run.rq_job_id != job_id:
             logger.info("run %s: job %s is not the run's current job; skipping", run_id, job_id)
             return None
-        if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING) or run.submission.is_terminal:
+        if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             logger.info("run %s is %s; nothing to do", run_id, run.status)
+            return None
+        orphaned = orphan_reason(run)
+        if orphaned:
+            logger.info("run %s: %s; closing it", run_id, orphaned)
+            close_orphan(run, orphaned)
             return None
         now = timezone.now()
         run.status, run.attempts, run.heartbeat, run.worker = RunStatus.RUNNING, run.attempts + 1, now, worker
@@ -76,6 +81,22 @@ def claim(run_id: int, job_id: str, worker: str) -> EvaluationRun | None:
                 run.submission_id, Status.RUNNING, f"running on {worker or run.queue}, attempt {run.attempts}"
             )
     return run
+
+
+def orphan_reason(run: EvaluationRun) -> str | None:
+    """Why a queued or running run must not go on: a newer run of its submission, or a finished submission."""
+    newest = run.submission.current_run
+    if newest is not None and newest.pk != run.pk:
+        return f"superseded by run #{newest.pk}"
+    if run.submission.is_terminal:
+        return f"its submission is already {run.submission.status}"
+    return None
+
+
+def close_orphan(run: EvaluationRun, reason: str) -> None:
+    """End a run that is no longer its submission's to run; the submission's state is left as it is."""
+    run.status, run.reason, run.finished = RunStatus.CANCELLED, reason, timezone.now()
+    run.save(update_fields=["status", "reason", "finished"])
 
 
 def work_folder(run: EvaluationRun) -> Path:
@@ -276,22 +297,43 @@ def log_tail(path: Path) -> str:
 
 
 def check_complete(run: EvaluationRun, returncode: int, log_path: Path, harness_errors: list[str]) -> None:
-    """After the harness exits: a non-zero exit, a harness error or a missing result is ours to retry."""
-    missing = pending_kernels(run).count()
+    """After the harness exits: a non-zero exit, a harness error or a missing result is ours to retry.
+
+    The failure's message becomes the public reason, so it stays generic; the details (harness errors, the
+    log's tail, which may name hosts, paths and users) are kept on the run for its owner and staff.
+    """
+    problem = harness_problem(run, returncode, harness_errors)
+    if problem:
+        keep_harness_log(run, harness_errors, log_path)
+        raise HarnessFailure(problem)
+
+
+def harness_problem(run: EvaluationRun, returncode: int, harness_errors: list[str]) -> str | None:
+    """A generic, public description of what went wrong with the harness, or None if nothing did."""
     if harness_errors:
-        raise HarnessFailure("harness error: " + "; ".join(harness_errors[:5]))
+        return f"the harness reported an error of its own for {len(harness_errors)} kernel(s)"
     if returncode != 0:
-        raise HarnessFailure(f"the harness exited with status {returncode}: {log_tail(log_path)}")
+        return f"the harness exited with status {returncode}"
+    missing = pending_kernels(run).count()
     if missing:
-        raise HarnessFailure(f"the harness exited without results for {missing} kernels")
+        return f"the harness exited without results for {missing} kernels"
+    return None
+
+
+def keep_harness_log(run: EvaluationRun, harness_errors: list[str], log_path: Path) -> None:
+    """Keep a failed attempt's harness errors and log tail where only the owner and staff see them."""
+    details = "\n".join([*harness_errors[:5], log_tail(log_path)]).strip()
+    EvaluationRun.objects.filter(pk=run.pk).update(harness_log=details)
 
 
 def judge(run: EvaluationRun) -> tuple[str, str]:
-    """(run status, reason): failed when no kernel of the bundle even compiled, otherwise completed."""
+    """(run status, reason): failed when no sample-0 kernel was evaluated or none compiled, else completed."""
     results = list(TaskResult.objects.filter(run=run, kernel__sample=0))
+    if not results:
+        return RunStatus.FAILED, "nothing was evaluated: the submission has no sample-0 kernel"
     compiled = [r for r in results if r.compiled]
     correct = [r for r in results if r.correct]
-    if results and not compiled:
+    if not compiled:
         kinds: dict[str, int] = {}
         for result in results:
             kinds[result.error_kind or "unknown"] = kinds.get(result.error_kind or "unknown", 0) + 1

@@ -1,10 +1,17 @@
-"""The upload form: a bundle plus the entry's metadata (an existing method or a new one)."""
+"""The upload form (a bundle plus the entry's metadata), and the same fields checked for the API and CLI."""
 
 from django import forms
 from django.conf import settings
 
-from leaderboard.models import Hardware, Method, MethodKind
-from leaderboard.submissions.services import DEFAULT_SUITE, EntryDetails
+from leaderboard.models import Entry, Hardware, Method, MethodKind
+from leaderboard.submissions.services import (
+    CPU_HARDWARE,
+    DEFAULT_SUITE,
+    EntryDetails,
+    SubmissionRefused,
+    evaluation_targets,
+    find_target,
+)
 from tasks.models import Task
 
 
@@ -22,31 +29,69 @@ def default_hardware():
     return None
 
 
-class UploadForm(forms.Form):
+def longest(model, name: str) -> int:
+    """The model field's max_length: what the database column holds."""
+    return model._meta.get_field(name).max_length
+
+
+class EntryFieldsForm(forms.Form):
+    """The entry's descriptive fields, bounded by their columns: shared by the web form and the API."""
+
+    method_kind = forms.ChoiceField(
+        choices=MethodKind.choices, initial=MethodKind.ZERO_SHOT_LLM, required=False
+    )
+    backbone = forms.CharField(
+        max_length=longest(Method, "backbone"), required=False, help_text="Base model, e.g. Qwen3-14B-Base."
+    )
+    agent_models = forms.CharField(
+        max_length=longest(Method, "agent_models"), required=False, help_text="Models an agent system calls."
+    )
+    label = forms.CharField(
+        max_length=longest(Entry, "label"), required=False, help_text="Row name (default: the method's name)."
+    )
+    data_source = forms.CharField(
+        max_length=longest(Entry, "data_source"),
+        required=False,
+        help_text="e.g. self-run, a paper's release.",
+    )
+    mode = forms.CharField(
+        max_length=longest(Entry, "mode"), required=False, help_text="Protocol, e.g. zero-shot, multi-turn."
+    )
+    suite = forms.ChoiceField(choices=suite_choices, initial=DEFAULT_SUITE)
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def details_with(self, method_name: str, hardware: Hardware) -> EntryDetails:
+        data = self.cleaned_data
+        return EntryDetails(
+            method_name=method_name,
+            hardware=hardware,
+            method_kind=data.get("method_kind") or MethodKind.ZERO_SHOT_LLM,
+            backbone=data["backbone"],
+            agent_models=data["agent_models"],
+            label=data["label"],
+            data_source=data["data_source"],
+            mode=data["mode"],
+            notes=data["notes"],
+            suite=data["suite"] or DEFAULT_SUITE,
+        )
+
+
+class UploadForm(EntryFieldsForm):
+    field_order = ["bundle", "method", "new_method", "method_kind", "backbone", "agent_models", "label",
+                   "data_source", "mode", "hardware", "suite", "notes"]  # fmt: skip
+
     bundle = forms.FileField(
         help_text="A zip or tar.gz of a KernelBench runs/<name>/ folder, or a KernelBench leaderboard JSON."
     )
     method = forms.ModelChoiceField(
         Method.objects.all(), required=False, empty_label="— a new method —", help_text="An existing method…"
     )
-    new_method = forms.CharField(max_length=120, required=False, help_text="…or the name of a new one.")
-    method_kind = forms.ChoiceField(
-        choices=MethodKind.choices, initial=MethodKind.ZERO_SHOT_LLM, required=False
+    new_method = forms.CharField(
+        max_length=longest(Method, "name"), required=False, help_text="…or the name of a new one."
     )
-    backbone = forms.CharField(max_length=200, required=False, help_text="Base model, e.g. Qwen3-14B-Base.")
-    agent_models = forms.CharField(max_length=300, required=False, help_text="Models an agent system calls.")
-    label = forms.CharField(
-        max_length=200, required=False, help_text="Row name (default: the method's name)."
-    )
-    data_source = forms.CharField(
-        max_length=200, required=False, help_text="e.g. self-run, a paper's release."
-    )
-    mode = forms.CharField(max_length=120, required=False, help_text="Protocol, e.g. zero-shot, multi-turn.")
     hardware = forms.ModelChoiceField(
-        Hardware.objects.exclude(queue=""), help_text="Where the kernels are verified (its worker queue)."
+        evaluation_targets(), help_text="Where the kernels are verified (its worker queue)."
     )
-    suite = forms.ChoiceField(choices=suite_choices, initial=DEFAULT_SUITE)
-    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -64,17 +109,40 @@ class UploadForm(forms.Form):
         return data
 
     def details(self) -> EntryDetails:
-        data = self.cleaned_data
-        method = data.get("method")
-        return EntryDetails(
-            method_name=method.name if method else data["new_method"].strip(),
-            hardware=data["hardware"],
-            method_kind=data.get("method_kind") or MethodKind.ZERO_SHOT_LLM,
-            backbone=data["backbone"],
-            agent_models=data["agent_models"],
-            label=data["label"],
-            data_source=data["data_source"],
-            mode=data["mode"],
-            notes=data["notes"],
-            suite=data["suite"],
-        )
+        method = self.cleaned_data.get("method")
+        name = method.name if method else self.cleaned_data["new_method"].strip()
+        return self.details_with(name, self.cleaned_data["hardware"])
+
+
+class NamedEntryForm(EntryFieldsForm):
+    """The API's and the CLI's fields: the method and the hardware by name, the suite optional."""
+
+    method = forms.CharField(max_length=longest(Method, "name"))
+    hardware = forms.CharField(max_length=longest(Hardware, "name"), required=False)
+    suite = forms.ChoiceField(choices=suite_choices, required=False)
+
+    def clean_hardware(self) -> Hardware:
+        try:
+            return find_target(self.cleaned_data["hardware"] or CPU_HARDWARE)
+        except SubmissionRefused as refused:
+            raise forms.ValidationError(str(refused)) from refused
+
+    def details(self) -> EntryDetails:
+        return self.details_with(self.cleaned_data["method"], self.cleaned_data["hardware"])
+
+
+def named_entry_details(fields) -> EntryDetails:
+    """Entry details from the API's or the CLI's fields, checked like the web form's; SubmissionRefused
+    names every bad field."""
+    form = NamedEntryForm(fields)
+    if not form.is_valid():
+        raise SubmissionRefused("; ".join(field_problems(form)))
+    return form.details()
+
+
+def field_problems(form: forms.Form) -> list[str]:
+    """One message per bad field, naming it as the API's clients spell it."""
+    return [
+        f"the field {name!r}: {' '.join(messages)}" if name != "__all__" else " ".join(messages)
+        for name, messages in form.errors.items()
+    ]

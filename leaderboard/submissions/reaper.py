@@ -4,7 +4,9 @@ A run is stale when it is running but its job has not beaten its heartbeat for `
 (its worker was killed, the machine lost), or when it is queued but Redis no longer holds a live job for
 it (Redis restarted, the enqueue was lost, retries ran out without being recorded). A stale run gets a
 fresh job, which resumes from the results already stored; after MAX_ATTEMPTS it is errored for good,
-uncharged. Every worker reaps during its maintenance, and `manage.py requeue_stale` does it on demand.
+uncharged. A stale run that is no longer its submission's to run (a newer run superseded it, or the
+submission already finished) is closed instead, as cancelled. Every worker reaps during its maintenance,
+and `manage.py requeue_stale` does it on demand.
 """
 
 import datetime
@@ -18,7 +20,7 @@ from rq.job import JobStatus
 from evaluator import jobs
 from leaderboard.models import EvaluationRun, Submission
 from leaderboard.submissions import states
-from leaderboard.submissions.execution import give_up
+from leaderboard.submissions.execution import close_orphan, give_up, orphan_reason
 from leaderboard.submissions.services import kernels_in_scope
 
 logger = logging.getLogger(__name__)
@@ -34,7 +36,7 @@ class Reaped:
 
     run_id: int
     submission_id: int
-    action: str  # "requeued" or "errored"
+    action: str  # "requeued", "errored", or "closed" (superseded, or its submission already finished)
     reason: str
 
 
@@ -76,13 +78,17 @@ def reap(stale_after: float = DEFAULT_STALE_AFTER_S, dry_run: bool = False) -> l
 
 
 def requeue(run_id: int, seen_job_id: str, reason: str) -> Reaped | None:
-    """Give a stale run a fresh job (or error it after MAX_ATTEMPTS); None if it changed meanwhile."""
+    """Give a stale run a fresh job, error it after MAX_ATTEMPTS, or close it if it is no longer its
+    submission's to run; None if it changed meanwhile."""
     with transaction.atomic():
         run = EvaluationRun.objects.select_for_update().select_related("submission").get(pk=run_id)
         if run.rq_job_id != seen_job_id or run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             return None
-        if run.submission.is_terminal:
-            return None
+        orphaned = orphan_reason(run)
+        if orphaned:
+            close_orphan(run, orphaned)
+            transaction.on_commit(lambda: jobs.forget_job(seen_job_id))
+            return Reaped(run.pk, run.submission_id, "closed", orphaned)
         if run.attempts >= jobs.MAX_ATTEMPTS:
             give_up(run, reason)
             transaction.on_commit(lambda: jobs.forget_job(seen_job_id))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -21,6 +22,7 @@ from leaderboard.models import (
     Submission,
     SubmissionKernel,
 )
+from leaderboard.reference_data import CPU_HARDWARE
 from leaderboard.submissions import states
 from leaderboard.submissions.bundles import Bundle, check_bundle
 from leaderboard.submissions.quotas import check_quota
@@ -29,6 +31,7 @@ from tasks.models import Task
 logger = logging.getLogger(__name__)
 
 Status = Submission.Status
+LIVE_RUN_STATUSES = (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING)
 DEFAULT_SUITE = "builtin"
 
 
@@ -66,9 +69,34 @@ def suite_task_count(suite: str, level_number: int) -> int:
     return current_tasks(suite).filter(level__number=level_number).count()
 
 
+def evaluation_targets():
+    """Hardware that submissions may target: each with a worker queue, and the CPU target."""
+    return Hardware.objects.filter(~Q(queue="") | Q(name=CPU_HARDWARE))
+
+
+def target_names() -> str:
+    return ", ".join(evaluation_targets().values_list("name", flat=True)) or "none configured"
+
+
+def find_target(name: str) -> Hardware:
+    """The evaluation target of that name (any case); SubmissionRefused naming the choices if none."""
+    hardware = evaluation_targets().filter(name__iexact=name.strip()).first()
+    if hardware is None:
+        raise SubmissionRefused(f"unknown hardware {name!r}; choose one of: {target_names()}")
+    return hardware
+
+
 def route(hardware: Hardware) -> tuple[str, str]:
-    """(queue, device) for a hardware target: GPU queues evaluate on CUDA, the cpu queue on the CPU."""
-    queue = hardware.queue or "cpu"
+    """(queue, device) for a hardware target: GPU queues evaluate on CUDA, the cpu queue on the CPU.
+
+    Only the CPU target may lack a queue (it is then served by 'cpu'); other hardware without one (a GPU
+    of the reported scores that no worker has) is refused, never quietly evaluated on the CPU.
+    """
+    queue = hardware.queue or ("cpu" if hardware.name == CPU_HARDWARE else "")
+    if not queue:
+        raise SubmissionRefused(
+            f"hardware {hardware.name} has no evaluation queue; choose one of: {target_names()}"
+        )
     if queue not in settings.QUEUE_NAMES:
         raise SubmissionRefused(f"no evaluation queue {queue!r} for hardware {hardware.name}")
     return queue, "cpu" if queue == "cpu" else "cuda"
@@ -230,12 +258,23 @@ def queue_evaluation(
     return run
 
 
+def live_run(submission: Submission) -> EvaluationRun | None:
+    """A run of the submission still queued or running (an errored submission's pending retry included)."""
+    return submission.runs.filter(status__in=LIVE_RUN_STATUSES).order_by("-created", "-pk").first()
+
+
 def reverify(submission: Submission, requested_by=None, all_samples: bool = False) -> EvaluationRun:
-    """Evaluate a finished submission again with the current harness; earlier runs and scores stay."""
-    if not submission.is_terminal and submission.status != Status.ERRORED:
-        raise SubmissionRefused(f"submission #{submission.pk} is {submission.status}; wait until it finishes")
-    reason = f"re-verification with harness {harness_version()}"
-    return queue_evaluation(submission, requested_by, all_samples, reason=reason)
+    """Evaluate a submission again with the current harness once its runs have ended; earlier runs stay."""
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().get(pk=submission.pk)
+        running = live_run(submission)
+        if running or not (submission.is_terminal or submission.status == Status.ERRORED):
+            still = f" (run #{running.pk} is {running.status})" if running else ""
+            raise SubmissionRefused(
+                f"submission #{submission.pk} is {submission.status}{still}; wait until it ends for good"
+            )
+        reason = f"re-verification with harness {harness_version()}"
+        return queue_evaluation(submission, requested_by, all_samples, reason=reason)
 
 
 def outdated_submissions():
@@ -249,12 +288,14 @@ def outdated_submissions():
 
 
 def cancel(submission: Submission, reason: str) -> Submission:
-    """Cancel a submission that has not finished; its queued or running job stops at its next check."""
+    """Cancel a submission that has not finished, with its runs, in one transaction; the jobs are told after
+    the commit (if Redis answers), and a queued or running job stops at its next check of the database."""
     from evaluator import jobs
 
-    submission = states.move(submission.pk, Status.CANCELLED, reason)
-    for run in submission.runs.filter(status__in=[EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING]):
-        run.status, run.reason, run.finished = EvaluationRun.Status.CANCELLED, reason, timezone.now()
-        run.save(update_fields=["status", "reason", "finished"])
-        transaction.on_commit(lambda job_id=run.rq_job_id: jobs.cancel_job(job_id))
+    with transaction.atomic():
+        submission = states.move(submission.pk, Status.CANCELLED, reason)
+        for run in submission.runs.filter(status__in=LIVE_RUN_STATUSES):
+            run.status, run.reason, run.finished = EvaluationRun.Status.CANCELLED, reason, timezone.now()
+            run.save(update_fields=["status", "reason", "finished"])
+            transaction.on_commit(lambda job_id=run.rq_job_id: jobs.cancel_job(job_id))
     return submission

@@ -152,6 +152,14 @@ def nested_zip(depth: int) -> bytes:
     return zip_bytes({"runs/" + "d/" * depth + kernel_name(1, 1): TORCH_RELU_KERNEL})
 
 
+def corrupt_deflate_zip() -> bytes:
+    """A kernel whose compressed bytes were flipped: zlib raises while the member is read."""
+    data = bytearray(zip_bytes({KERNEL: TORCH_RELU_KERNEL * 20}))
+    start = 30 + len(KERNEL)
+    data[start + 2 : start + 12] = bytes(byte ^ 0xFF for byte in data[start + 2 : start + 12])
+    return bytes(data)
+
+
 HOSTILE = {
     "zip bomb, honest headers (1 GiB of zeros)": (
         lambda: bomb_zip(1 << 30, 1 << 30),
@@ -211,6 +219,19 @@ HOSTILE = {
     ),
     "an unknown task id": (lambda: zip_bytes({kernel_name(9, 99): "a = 1\n"}), "unknown task ids"),
     "a gzip that is no tar": (lambda: zlib.compress(b"x" * 1000)[:2] + b"junk", "not a zip, tar.gz"),
+    "a zip whose deflate stream is corrupt": (corrupt_deflate_zip, "cannot be read (Error -3"),
+    "a sample number of 31 digits": (
+        lambda: zip_bytes({f"runs/h/level_1_problem_1_sample_{10**30}_kernel.py": "a = 1\n"}),
+        "(L, P and S of 1 to 6 ASCII digits)",
+    ),
+    "a JSON key with a 31-digit sample number": (
+        lambda: f'{{"kernels": {{"level_1_problem_1_sample_{10**30}": "a = 1"}}}}'.encode(),
+        "(L, P and S of 1 to 6 ASCII digits)",
+    ),
+    "a level with no sample 0": (
+        lambda: zip_bytes({kernel_name(1, 1, 1): "a = 1\n"}),
+        "no sample-0 kernel in level 1",
+    ),
 }
 
 
@@ -350,7 +371,7 @@ def model_of_the_rules(members, fmt: str) -> dict | None:
     path, a '..' component, a backslash or a drive letter, any link, device or pipe, and any name given
     twice refuses the whole upload; dot files and __MACOSX are skipped, as is whatever is not a .py file;
     every remaining .py must be a kernel name of a known task with a non-empty UTF-8 source without NUL,
-    no task and sample twice; and there must be at least one kernel.
+    no task and sample twice; there must be at least one kernel, and each level must have a sample-0 one.
     """
     kernels, names = {}, set()
     for parts, name, kind, content, absolute in members:
@@ -367,13 +388,15 @@ def model_of_the_rules(members, fmt: str) -> dict | None:
         meaningful = [part for part in components if part not in ("", ".")]
         if any(part.startswith(".") or part == "__MACOSX" for part in meaningful) or not name.endswith(".py"):
             continue
-        match = KERNEL_FILE.match(name)
+        match = KERNEL_FILE.fullmatch(name)
         if match is None or content in ("empty", "latin1", "nul"):
             return None
         key = tuple(int(group) for group in match.groups())
         if key in kernels or f"level_{key[0]}_problem_{key[1]}" not in KNOWN_KEYS:
             return None
         kernels[key] = content_bytes(content).decode()
+    if {level for level, _, _ in kernels} != {level for level, _, sample in kernels if sample == 0}:
+        return None  # a level without a sample-0 kernel: nothing of it would be evaluated
     return kernels or None
 
 

@@ -3,7 +3,8 @@
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard.models import Submission
+from leaderboard.models import EvaluationRun, Method, Submission
+from leaderboard.submissions import execution
 from leaderboard.submissions.tokens import issue_token
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, zip_bytes
 
@@ -81,6 +82,47 @@ def test_bad_fields_are_refused(client, token, tasks_l1, fields, message):
     response = post(client, token, **fields)
     assert response.status_code == 400
     assert message in response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"method": "M" * 121}, "the field 'method': Ensure this value has at most 120 characters"),
+        ({"label": "L" * 201}, "the field 'label': Ensure this value has at most 200 characters"),
+        ({"backbone": "B" * 201}, "the field 'backbone': Ensure this value has at most 200"),
+        ({"agent_models": "A" * 301}, "the field 'agent_models': Ensure this value has at most 300"),
+        ({"data_source": "D" * 201}, "the field 'data_source': Ensure this value has at most 200"),
+        ({"mode": "z" * 121}, "the field 'mode': Ensure this value has at most 120"),
+        ({"hardware": "H" * 81}, "the field 'hardware': Ensure this value has at most 80"),
+        ({"suite": "s" * 41}, "the field 'suite': Select a valid choice"),
+    ],
+)
+def test_fields_longer_than_their_columns_are_refused(client, token, tasks_l1, fields, message):
+    response = post(client, token, **fields)
+    assert response.status_code == 400
+    assert message in response.json()["error"]
+    assert (Submission.objects.count(), Method.objects.filter(name="ApiLLM").count()) == (0, 0)
+
+
+def test_unknown_hardware_lists_the_choices(client, token, tasks_l1):
+    error = post(client, token, hardware="TPU").json()["error"]
+    assert error == "the field 'hardware': unknown hardware 'TPU'; choose one of: A100, CPU, H100, H200, L40S"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancelling_while_redis_is_down_answers_and_the_worker_skips_the_run(
+    client, token, tasks_l1, settings, redis_conn
+):
+    submission_id = post(client, token).json()["id"]
+    settings.RQ_QUEUES = {
+        name: {**queue, "URL": "redis://127.0.0.1:1/0"} for name, queue in settings.RQ_QUEUES.items()
+    }
+    response = client.post(f"/api/submissions/{submission_id}/cancel", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "cancelled"
+    run = EvaluationRun.objects.get(submission_id=submission_id)
+    assert run.status == EvaluationRun.Status.CANCELLED
+    assert execution.execute_run(run.pk, run.rq_job_id) == "skipped"  # its job, should it still start
 
 
 def test_quota_answers_429_with_retry_after(client, token, tasks_l1, settings, redis_conn):

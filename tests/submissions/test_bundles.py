@@ -4,6 +4,7 @@ import contextlib
 import io
 import json
 import stat
+import struct
 import tarfile
 import zipfile
 
@@ -215,6 +216,120 @@ def test_gzip_that_is_not_a_tar_is_rejected():
     import gzip
 
     assert "cannot be read" in problems_of(gzip.compress(b"not a tar archive at all" * 100))[0]
+
+
+def zip_of_one_kernel(method: int = zipfile.ZIP_DEFLATED) -> bytearray:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        archive.writestr(kernel_name(1, 1), TORCH_RELU_KERNEL * 20)
+    return bytearray(buffer.getvalue())
+
+
+def damaged_payload(method: int, offsets: range) -> bytes:
+    """The kernel's compressed bytes flipped (deflate: zlib.error; the LZMA properties: LZMAError)."""
+    data = zip_of_one_kernel(method)
+    start = 30 + len(kernel_name(1, 1))  # past the local header
+    for offset in offsets:
+        data[start + offset] ^= 0xFF
+    return bytes(data)
+
+
+def too_new_zip_version() -> bytes:
+    """A central directory asking for zip version 9.9: zipfile raises NotImplementedError on opening."""
+    data = zip_of_one_kernel()
+    central = data.rfind(b"PK\x01\x02")
+    data[central + 6 : central + 8] = struct.pack("<H", 99)
+    return bytes(data)
+
+
+def negative_member_offset() -> bytes:
+    """An end record placing the central directory past where it is: a member offset below zero."""
+    data = zip_of_one_kernel()
+    end = data.rfind(b"PK\x05\x06")
+    (offset,) = struct.unpack("<I", data[end + 16 : end + 20])
+    data[end + 16 : end + 20] = struct.pack("<I", offset + 100)
+    return bytes(data)
+
+
+def undecodable_local_name() -> bytes:
+    """A local header flagged UTF-8 whose name is not: UnicodeDecodeError when the member is opened."""
+    data = zip_of_one_kernel()
+    (flags,) = struct.unpack("<H", data[6:8])
+    data[6:8] = struct.pack("<H", flags | 0x800)
+    data[30] = 0xFF
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (damaged_payload(zipfile.ZIP_DEFLATED, range(2, 12)), "cannot be read (Error -3"),
+        (damaged_payload(zipfile.ZIP_LZMA, range(4, 5)), "_kernel.py' cannot be read ("),
+        (too_new_zip_version(), "the zip archive cannot be read (zip file version"),
+        (negative_member_offset(), "negative seek"),
+        (undecodable_local_name(), "can't decode byte 0xff"),
+    ],
+    ids=["deflate", "lzma", "zip-version", "negative-seek", "local-name"],
+)
+def test_damaged_zips_are_rejected_not_crashed(data, expected):
+    [problem] = problems_of(data)
+    assert expected in problem
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "level_\u0661_problem_1_sample_0_kernel.py",  # an Arabic-Indic one
+        "level_1_problem_1_sample_\uff10_kernel.py",  # a fullwidth zero
+        f"level_1_problem_1_sample_{10**30}_kernel.py",
+        "level_1_problem_1_sample_1234567_kernel.py",
+    ],
+)
+def test_kernel_file_names_need_short_ascii_numbers(name):
+    problems = problems_of(zip_bytes({kernel_name(1, 2): TORCH_RELU_KERNEL, name: TORCH_RELU_KERNEL}))
+    assert problems == [f"{name!r}: a Python file not named level_L_problem_P_sample_S_kernel.py "
+                        "(L, P and S of 1 to 6 ASCII digits)"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "level_1_problem_1_sample_0\n",
+        "level_1_problem_1_sample_\u0660",
+        f"level_1_problem_1_sample_{10**30}",
+        "level_1234567_problem_1_sample_0",
+    ],
+)
+def test_leaderboard_json_keys_need_short_ascii_numbers(key):
+    data = leaderboard_json({"level_1_problem_2_sample_0": TORCH_RELU_KERNEL, key: TORCH_RELU_KERNEL})
+    assert problems_of(data) == [
+        f"kernel keys not of the form level_L_problem_P_sample_S (L, P and S of 1 to 6 ASCII digits): {key!r}"
+    ]
+
+
+def test_a_kernel_name_with_a_trailing_newline_is_not_a_kernel():
+    bundle = check(zip_bytes({kernel_name(1, 2): TORCH_RELU_KERNEL, kernel_name(1, 1) + "\n": "x = 1"}))
+    assert [kernel.file_name for kernel in bundle.kernels] == [kernel_name(1, 2)]
+    assert bundle.skipped == [kernel_name(1, 1) + "\n"]
+
+
+def test_six_digit_numbers_are_accepted():
+    bundle = check(
+        leaderboard_json({"level_1_problem_1_sample_0": "x = 1", "level_1_problem_1_sample_999999": "y"})
+    )
+    assert [kernel.sample for kernel in bundle.kernels] == [0, 999999]
+
+
+def test_a_level_without_a_sample_zero_kernel_is_rejected():
+    data = leaderboard_json(
+        {
+            "level_1_problem_1_sample_0": TORCH_RELU_KERNEL,
+            "level_1_problem_2_sample_1": TORCH_RELU_KERNEL,
+            "level_2_problem_1_sample_1": TORCH_RELU_KERNEL,
+        }
+    )
+    [problem] = problems_of(data)
+    assert problem.startswith("no sample-0 kernel in level 2: sample 0 of a task is the one evaluated")
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,15 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from evaluator import jobs
-from leaderboard.models import EvaluationRun, Submission
+from leaderboard.models import EvaluationRun, Score, Submission
 from leaderboard.submissions import execution, reaper
-from leaderboard.submissions.services import EntryDetails, submit_bundle
+from leaderboard.submissions.services import (
+    EntryDetails,
+    SubmissionRefused,
+    queue_evaluation,
+    reverify,
+    submit_bundle,
+)
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, zip_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,3 +112,92 @@ def test_live_runs_are_left_alone(queued_run):
     assert reaper.reap(stale_after=300) == []
     execution.claim(queued_run.pk, queued_run.rq_job_id, "w")  # running, with a fresh heartbeat
     assert reaper.reap(stale_after=300) == []
+
+
+def test_a_run_with_nothing_to_evaluate_fails_instead_of_completing(queued_run):
+    queued_run.submission.kernels.filter(sample=0).update(sample=1)  # stored before sample 0 was required
+    assert execution.execute_run(queued_run.pk, queued_run.rq_job_id) == RunStatus.FAILED
+    submission = Submission.objects.get(pk=queued_run.submission_id)
+    assert submission.status == "failed"
+    assert submission.reason.startswith("nothing was evaluated: the submission has no sample-0 kernel")
+    assert not Score.objects.filter(run=queued_run).exists()
+
+
+def test_reverification_waits_while_a_retry_is_pending(queued_run):
+    execution.claim(queued_run.pk, queued_run.rq_job_id, "w1")
+    execution.record_infrastructure_failure(queued_run.pk, queued_run.rq_job_id, "disk full", final=False)
+    submission = Submission.objects.get(pk=queued_run.submission_id)
+    assert submission.status == "errored"
+    with pytest.raises(SubmissionRefused, match=rf"errored \(run #{queued_run.pk} is queued\); wait"):
+        reverify(submission)
+    assert submission.runs.count() == 1
+    execution.claim(queued_run.pk, queued_run.rq_job_id, "w1")
+    execution.record_infrastructure_failure(queued_run.pk, queued_run.rq_job_id, "disk full", final=True)
+    assert reverify(submission).pk != queued_run.pk  # errored for good: it may go round again
+
+
+def test_a_job_cannot_claim_a_run_that_a_newer_run_superseded(queued_run):
+    newer = queue_evaluation(queued_run.submission, reason="a second run")  # as before reverify waited
+    assert execution.claim(queued_run.pk, queued_run.rq_job_id, "old-retry") is None
+    queued_run.refresh_from_db()
+    assert (queued_run.status, queued_run.reason) == (RunStatus.CANCELLED, f"superseded by run #{newer.pk}")
+    assert execution.claim(newer.pk, newer.rq_job_id, "w2") is not None
+
+
+def test_the_reaper_closes_a_stale_run_that_is_no_longer_its_submissions(queued_run):
+    execution.claim(queued_run.pk, queued_run.rq_job_id, "lost-worker")
+    newer = queue_evaluation(queued_run.submission, reason="a second run")
+    age(queued_run, 600)
+    [reaped] = reaper.reap(stale_after=300)
+    assert (reaped.run_id, reaped.action, reaped.reason) == (
+        queued_run.pk,
+        "closed",
+        f"superseded by run #{newer.pk}",
+    )
+    assert EvaluationRun.objects.get(pk=queued_run.pk).status == RunStatus.CANCELLED
+    assert EvaluationRun.objects.get(pk=newer.pk).status == RunStatus.QUEUED
+
+
+def test_the_reaper_closes_a_stale_run_of_a_finished_submission(queued_run):
+    execution.claim(queued_run.pk, queued_run.rq_job_id, "w")
+    Submission.objects.filter(pk=queued_run.submission_id).update(status="completed")
+    age(queued_run, 600)
+    [reaped] = reaper.reap(stale_after=300)
+    assert (reaped.action, reaped.reason) == ("closed", "its submission is already completed")
+    assert EvaluationRun.objects.get(pk=queued_run.pk).status == RunStatus.CANCELLED
+    assert reaper.reap(stale_after=300) == []
+
+
+SECRET_LOG = "HOSTNAME=gpu-node-7 USER=svc-eval PWD=/srv/leaderboard/work"
+
+
+def test_the_harness_log_is_kept_for_the_owner_not_shown_to_everyone(queued_run, client, settings, tmp_path):
+    fake_python = tmp_path / "fake-python"
+    fake_python.write_text(f"#!/bin/sh\necho '{SECRET_LOG}'\nexit 1\n")
+    fake_python.chmod(0o755)
+    settings.EVALUATOR = {**settings.EVALUATOR, "PYTHON": str(fake_python)}
+    with pytest.raises(execution.HarnessFailure) as raised:
+        execution.execute_run(queued_run.pk, queued_run.rq_job_id, "w")
+    execution.record_infrastructure_failure(
+        queued_run.pk, queued_run.rq_job_id, jobs.describe(raised.value), final=False
+    )
+    submission = Submission.objects.get(pk=queued_run.submission_id)
+    public = client.get(f"/api/submissions/{submission.pk}").json()["reason"]
+    assert public.endswith("retrying: HarnessFailure: the harness exited with status 1")
+    for url in (f"/submissions/{submission.pk}/", f"/runs/{queued_run.pk}/"):
+        assert SECRET_LOG not in client.get(url).content.decode()
+    assert SECRET_LOG in EvaluationRun.objects.get(pk=queued_run.pk).harness_log
+    client.force_login(submission.user)
+    for url in (f"/submissions/{submission.pk}/", f"/runs/{queued_run.pk}/"):
+        assert SECRET_LOG in client.get(url).content.decode()
+
+
+def test_harness_errors_are_kept_for_the_owner_and_counted_in_public(queued_run, tmp_path):
+    log = tmp_path / "harness.log"
+    log.write_text("batch started\n")
+    errors = ["level_1_problem_1_sample_0_kernel.py: cannot write /srv/leaderboard/work/run-1/out"]
+    with pytest.raises(execution.HarnessFailure) as raised:
+        execution.check_complete(queued_run, 0, log, errors)
+    assert str(raised.value) == "the harness reported an error of its own for 1 kernel(s)"
+    harness_log = EvaluationRun.objects.get(pk=queued_run.pk).harness_log
+    assert harness_log == f"{errors[0]}\nbatch started"

@@ -2,15 +2,31 @@
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from evaluator import HARNESS_VERSION
-from leaderboard.models import Entry, EvaluationRun, KernelSource, Method, Submission, SubmissionKernel
+from leaderboard.models import (
+    Entry,
+    EvaluationRun,
+    Hardware,
+    KernelSource,
+    Method,
+    Submission,
+    SubmissionKernel,
+)
 from leaderboard.models.runs import SubmissionEvent
 from leaderboard.submissions import states
 from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.quotas import QuotaExceeded
-from leaderboard.submissions.services import EntryDetails, cancel, reverify, submit_bundle
+from leaderboard.submissions.services import (
+    EntryDetails,
+    SubmissionRefused,
+    cancel,
+    reverify,
+    route,
+    submit_bundle,
+)
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, leaderboard_json, zip_bytes
 
 pytestmark = pytest.mark.django_db
@@ -158,6 +174,7 @@ def test_reverify_outdated_queues_only_runs_of_another_harness(user, cpu, tasks_
     for submission in (old, current):
         states.move(submission.pk, Status.RUNNING, "")
         states.move(submission.pk, Status.COMPLETED, "")
+        submission.runs.update(status=EvaluationRun.Status.COMPLETED)  # as finish() closes both
     EvaluationRun.objects.filter(submission=old).update(harness_version="0.9.0")
     call_command("reverify", "--outdated")
     assert "1 submission(s) queued" in capsys.readouterr().out
@@ -167,7 +184,35 @@ def test_reverify_outdated_queues_only_runs_of_another_harness(user, cpu, tasks_
 
 
 def test_a_worker_refuses_unknown_queues():
-    from django.core.management.base import CommandError
-
     with pytest.raises(CommandError, match="unknown queues"):
         call_command("evaluation_worker", "gpu-tpu9")
+
+
+def test_hardware_without_a_queue_is_refused_not_evaluated_on_the_cpu(user, cpu, tasks_l1):
+    reference_gpu = Hardware.objects.create(name="RTX 4090", vendor="NVIDIA")  # reported scores only
+    before = stored_counts()
+    with pytest.raises(SubmissionRefused, match="RTX 4090 has no evaluation queue; choose one of: .*H200"):
+        submit_bundle(
+            user, zip_bytes({kernel_name(1, 1): TORCH_RELU_KERNEL}), "r.zip", details(reference_gpu)
+        )
+    assert stored_counts() == before
+    cpu.queue = ""
+    assert route(cpu) == ("cpu", "cpu")  # the CPU target alone falls back to the cpu queue
+
+
+def test_submit_command_lists_the_hardware_choices(user, cpu, tasks_l1, tmp_path):
+    Hardware.objects.create(name="RTX 4090", vendor="NVIDIA")
+    bundle = tmp_path / "run.zip"
+    bundle.write_bytes(zip_bytes({kernel_name(1, 1): TORCH_RELU_KERNEL}))
+    with pytest.raises(CommandError) as refused:
+        call_command("submit", str(bundle), "--method", "CliLLM", "--user", "alice", "--hardware", "rtx 4090")
+    assert "unknown hardware 'rtx 4090'; choose one of: A100, CPU, H100, H200, L40S" in str(refused.value)
+    assert Submission.objects.count() == 0
+
+
+def test_submit_command_checks_field_lengths_like_the_web_form(user, cpu, tasks_l1, tmp_path):
+    bundle = tmp_path / "run.zip"
+    bundle.write_bytes(zip_bytes({kernel_name(1, 1): TORCH_RELU_KERNEL}))
+    with pytest.raises(CommandError, match="the field 'label': Ensure this value has at most 200 characters"):
+        call_command("submit", str(bundle), "--method", "CliLLM", "--user", "alice", "--label", "L" * 201)
+    assert Submission.objects.count() == 0

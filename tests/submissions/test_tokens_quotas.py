@@ -43,6 +43,24 @@ def test_revoke_token_by_prefix_and_by_user(user, capsys):
         call_command("revoke_token", "kbl_nothing")
 
 
+def test_revoke_token_takes_the_whole_token_or_a_longer_prefix(user, django_user_model):
+    token, clear = issue_token(user)
+    _, kept = issue_token(django_user_model.objects.create_user("bob"))
+    call_command("revoke_token", clear)
+    assert authenticate(clear) is None
+    assert authenticate(kept) is not None  # only the named token
+    _, longer = issue_token(user)
+    call_command("revoke_token", longer[:20])
+    assert authenticate(longer) is None
+
+
+def test_revoke_token_refuses_a_prefix_too_short_to_tell_tokens_apart(user):
+    token, clear = issue_token(user)
+    with pytest.raises(CommandError, match="give at least the token's first 12 characters"):
+        call_command("revoke_token", clear[:8])
+    assert authenticate(clear) == user
+
+
 def test_inactive_users_cannot_use_their_tokens(user):
     _, clear = issue_token(user)
     user.is_active = False

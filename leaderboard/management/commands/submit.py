@@ -6,11 +6,12 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management import BaseCommand, CommandError
 
-from leaderboard.models import Hardware
+from leaderboard.reference_data import CPU_HARDWARE
 from leaderboard.submissions import client
 from leaderboard.submissions.bundles import BundleError
+from leaderboard.submissions.forms import named_entry_details
 from leaderboard.submissions.quotas import QuotaExceeded
-from leaderboard.submissions.services import EntryDetails, SubmissionRefused, submit_bundle
+from leaderboard.submissions.services import SubmissionRefused, submit_bundle
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,10 @@ class Command(BaseCommand):
         parser.add_argument("--data-source", default="")
         parser.add_argument("--mode", default="", help="Protocol, e.g. zero-shot.")
         parser.add_argument(
-            "--hardware", default="CPU", help="Target hardware name, e.g. H200 (default CPU)."
+            "--hardware",
+            default=CPU_HARDWARE,
+            help="Target hardware name, one with a worker queue, e.g. H200 (default CPU); a wrong name "
+            "lists the choices.",
         )
         parser.add_argument("--notes", default="")
         parser.add_argument("--suite", default="builtin")
@@ -69,22 +73,10 @@ class Command(BaseCommand):
 
     def submit_local(self, username, bundle, fields):
         owner = get_user_model().objects.filter(username=username).first()
-        hardware = Hardware.objects.filter(name__iexact=fields["hardware"]).first()
-        if owner is None or hardware is None:
-            raise CommandError(
-                f"no user {username!r}" if owner is None else f"no hardware {fields['hardware']!r}"
-            )
-        details = EntryDetails(
-            method_name=fields["method"],
-            hardware=hardware,
-            method_kind=fields["method_kind"] or "llm",
-            **{
-                name: fields[name]
-                for name in ("backbone", "agent_models", "label", "data_source", "mode", "notes")
-            },
-            suite=fields["suite"] or "builtin",
-        )
+        if owner is None:
+            raise CommandError(f"no user {username!r}")
         try:
+            details = named_entry_details(fields)
             submissions = submit_bundle(owner, bundle.read_bytes(), bundle.name, details)
         except (BundleError, QuotaExceeded, SubmissionRefused) as error:
             raise CommandError(str(error)) from error
