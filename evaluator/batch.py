@@ -19,7 +19,7 @@ from evaluator.environment import collect, cuda_arch_list
 from evaluator.evaluate import Failed, Settings, child_spec, evaluate_kernel, expect, new_child
 from evaluator.policy import DEVICES, MODES, make_policy
 from evaluator.reference import PreparedTask, TaskError, prepare_task
-from evaluator.result import Result, write_json_atomic
+from evaluator.result import Result, writable, write_json_atomic
 from evaluator.sandbox import default_limits, sandbox_report
 from evaluator.sources import kernel_identity, sha256_text, task_identity
 
@@ -203,6 +203,18 @@ def harness_failure(job: KernelJob, settings: Settings, message: str) -> Result:
     return result.fail("harness_error", message)
 
 
+def evaluate_job(job: KernelJob, tasks: dict[Path, PreparedTask | TaskError], settings: Settings) -> Result:
+    """One kernel's result; a failure of the harness itself is that kernel's harness_error, the rest go on."""
+    try:
+        task = prepared(tasks, job.task_path, settings)
+        if isinstance(task, TaskError):
+            return harness_failure(job, settings, str(task))
+        return evaluate_kernel(task, job.kernel_path, settings)
+    except Exception:  # noqa: BLE001 - our own failure: that kernel gets a harness_error
+        logger.exception("harness error while evaluating %s", job.kernel_path)
+        return harness_failure(job, settings, traceback.format_exc()[-6000:])
+
+
 def run_batch(manifest_path: Path, out_dir: Path, workers: int | None, cache_dir: Path | None) -> int:
     """Evaluate a manifest into out_dir; 0 when every kernel has a result file."""
     manifest = read_manifest(manifest_path)
@@ -233,11 +245,7 @@ def run_batch(manifest_path: Path, out_dir: Path, workers: int | None, cache_dir
     for job in pending:
         if job.id in failed:
             continue
-        task = prepared(tasks, job.task_path, settings)
-        if isinstance(task, TaskError):
-            result = harness_failure(job, settings, str(task))
-        else:
-            result = evaluate_kernel(task, job.kernel_path, settings)
+        result = writable(evaluate_job(job, tasks, settings))
         write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
         logger.info("%s: %s", job.id, result.summary())
     missing = [job.id for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from evaluator import integrity, timing
+from evaluator.policy import TASK_MODULE
 from evaluator.protocol import read_command, write_message
 
 NEEDS_GPU_MARKERS = (
@@ -143,8 +144,19 @@ def poison_memory(device: str, output_bytes: int) -> None:
     del poison  # the block stays in PyTorch's cache, full of NaN
 
 
-def describe_output(output: Any, inputs: list[Any], pristine: list[Any] | None) -> dict[str, Any]:
-    """Facts only this process can see: exact type, device, aliasing, input mutation."""
+def layout(values: list[Any]) -> list[tuple]:
+    """Shape, strides, offset and storage of each tensor: what a re-layout (`set_`, `as_strided_`) changes."""
+    return [
+        (tuple(v.shape), v.stride(), v.storage_offset(), v.untyped_storage().data_ptr())
+        for v in values
+        if isinstance(v, torch.Tensor)
+    ]
+
+
+def describe_output(
+    output: Any, inputs: list[Any], pristine: list[Any] | None, layout_before: list[tuple]
+) -> dict[str, Any]:
+    """Facts only this process can see: exact type, device, aliasing, input mutation (values or layout)."""
     if type(output) is not torch.Tensor:
         return {"type": type(output).__qualname__, "exact_tensor": False}
     tensors = [value for value in inputs if isinstance(value, torch.Tensor)]
@@ -153,7 +165,9 @@ def describe_output(output: Any, inputs: list[Any], pristine: list[Any] | None) 
     mutated = False
     if pristine is not None:
         before = [value for value in pristine if isinstance(value, torch.Tensor)]
-        mutated = any(not torch.equal(now, then) for now, then in zip(tensors, before, strict=True))
+        mutated = layout(inputs) != layout_before or any(
+            not torch.equal(now, then) for now, then in zip(tensors, before, strict=True)
+        )
     return {"exact_tensor": True, "device": output.device.type, "aliases": aliases, "mutated": mutated}
 
 
@@ -176,17 +190,19 @@ class Child:
         torch.set_grad_enabled(False)
         payload = torch.load(self.spec["inputs_path"], weights_only=True) if self.spec["inputs_path"] else {}
         self.init_inputs = to_device(payload.get("init_inputs", []), self.device)
-        self.task = load_module(self.spec["task_path"], "kb_task")
-        if self.spec["stage"] == "evaluate" and (
-            "compile" in self.spec["baselines"] or self.device == "cuda"
-        ):
-            # torch.compile and the profiler import torch._dynamo, which rebinds torch.manual_seed: import it
-            # before the snapshot so only the candidate's changes show.
-            importlib.import_module("torch._dynamo")
-        self.snapshot = integrity.Snapshot.take()
-        self.emit({"event": "ready"})
-        if self.mode == "kernelbench" and self.spec["stage"] == "evaluate":
+        self.task = load_module(self.spec["task_path"], TASK_MODULE)
+        # What the harness needs of the task, taken before candidate code runs: the candidate can reach
+        # the module (sys.modules) but not these references; a change to the module or the classes is
+        # flagged (integrity.task_namespaces).
+        self.get_inputs = self.task.get_inputs
+        if self.spec["stage"] == "evaluate":
             self.reference = build_model(self.task.Model, self.init_inputs, self.device, "harness_error")
+            if "compile" in self.spec["baselines"] or self.device == "cuda":
+                # torch.compile and the profiler import torch._dynamo, which rebinds torch.manual_seed:
+                # import it before the snapshot so only the candidate's changes show.
+                importlib.import_module("torch._dynamo")
+        self.snapshot = integrity.Snapshot.take(integrity.task_namespaces(self.task, self.reference))
+        self.emit({"event": "ready"})
         model_class = self.import_candidate()
         if self.spec["stage"] == "compile":
             return
@@ -230,8 +246,9 @@ class Child:
                 seed_everything(trial["seed"])
                 reference_output = self.reference(*inputs)  # kept alive during the candidate call
             pristine = timing.clone_inputs(inputs) if self.spec["check_inputs"] else None
+            layout_before = layout(inputs)
             output = self.call_candidate(inputs, trial["seed"])
-            report, saved = self.inspect_output(output, inputs, pristine)
+            report, saved = self.inspect_output(output, inputs, pristine, layout_before)
             reports.append(report)
             outputs.append(saved)
             del output, reference_output
@@ -257,11 +274,14 @@ class Child:
                 kind, f"the outputs cannot be saved in the kernel's own temp dir: {error}"
             ) from None
 
-    def inspect_output(self, output: Any, inputs: list[Any], pristine: list[Any] | None):
-        """The facts about one output and its CPU copy; an unusable tensor is not a tensor."""
+    def inspect_output(
+        self, output: Any, inputs: list[Any], pristine: list[Any] | None, layout_before: list[tuple]
+    ):
+        """The facts about one output and a copy of it taken at once; an unusable tensor is not a tensor."""
         try:
-            report = describe_output(output, inputs, pristine)
-            saved = output.detach().to("cpu") if report["exact_tensor"] else None
+            report = describe_output(output, inputs, pristine, layout_before)
+            # A copy, not the tensor itself (on the CPU `.to("cpu")` is): the kernel may change it later.
+            saved = output.detach().to("cpu", copy=True) if report["exact_tensor"] else None
         except Exception as error:  # noqa: BLE001 - meta, sparse or otherwise unreadable outputs
             message = f"the output cannot be read as a dense tensor: {error}"
             raise StageFailure("not_a_tensor", message) from None
@@ -272,8 +292,6 @@ class Child:
         self.emit({"event": "timing_loop", "phase": phase})
 
     def run_timing(self, payload: dict[str, Any]) -> None:
-        if self.reference is None:
-            self.reference = build_model(self.task.Model, self.init_inputs, self.device, "harness_error")
         variants = {"candidate": self.candidate}
         if "eager" in self.spec["baselines"]:
             variants["eager"] = self.reference
@@ -282,11 +300,11 @@ class Child:
             variants["compile"] = torch.compile(self.reference)
             variants["compile"](*input_sets[0])  # compiles; torch.compile rebinds a few torch functions
             timing.synchronize(self.device)
-        before_timing = integrity.Snapshot.take()
+        before_timing = self.snapshot.again()
         plan = timing_plan_from(self.spec["timing"])
         fresh = None  # fresh rounds are checked against a baseline's outputs: none without one
         if len(variants) > 1:
-            fresh = timing.fresh_inputs(self.task, self.device, int.from_bytes(os.urandom(4), "little"))
+            fresh = timing.fresh_inputs(self.get_inputs, self.device, int.from_bytes(os.urandom(4), "little"))
         try:
             record = timing.run_timing(
                 variants, input_sets, plan, self.device, fresh=fresh, on_loop=self.announce_loop

@@ -93,6 +93,9 @@ def run_settings(args: argparse.Namespace):
 
 def emit_result(result, json_path: Path | None) -> None:
     """The JSON to the file (summary on stdout), or the JSON on stdout (summary on stderr)."""
+    from evaluator.result import writable
+
+    result = writable(result)
     payload = json.dumps(result.to_dict(), indent=1, allow_nan=False)
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)

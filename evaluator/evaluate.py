@@ -15,9 +15,10 @@ from typing import Any
 import torch
 
 from evaluator import fingerprint, flags
+from evaluator.canaries import passes_kernelbench
 from evaluator.compile_cache import CompileCache
 from evaluator.correctness import compare_all, load_outputs
-from evaluator.policy import Policy
+from evaluator.policy import MIN_SAMPLE_MS, Policy
 from evaluator.reference import PreparedTask
 from evaluator.result import Correctness, Result, TimingInfo
 from evaluator.sandbox import ChildGone, ChildProcess, Deadline, Limits, default_limits
@@ -29,6 +30,7 @@ logger = logging.getLogger(__name__)
 STARTUP_TIMEOUT = 180.0
 OUTPUT_FILES = {"correctness": "correctness.pt", "post_timing": "post_timing.pt"}
 CPU_TIMING_NOTE = "CPU timing, not a GPU verification"
+NEAR_CANARY = 0.5  # an output this much nearer a passing null canary than the reference is that canary
 
 
 @dataclass
@@ -207,7 +209,7 @@ def drive(child: ChildProcess, task: PreparedTask, result: Result, settings: Set
     if not result.correct:
         child.send({"cmd": "stop"})
         return
-    flag_null_outputs(task, result, outputs)
+    flag_null_outputs(task, result, outputs, policy.tolerance)
     child.send({"cmd": "time"})
     stage_start = time.monotonic()
     loop_ms = host_timed_loop(child, result, settings.run_timeout)
@@ -221,6 +223,7 @@ def drive(child: ChildProcess, task: PreparedTask, result: Result, settings: Set
     except ValueError as error:
         result.fail("sandbox_violation", f"malformed timing report from the sandbox: {error}")
         raise Failed() from None
+    reject_implausible_samples(result, timing["samples"], sample_bounds(settings))
     judge_timing(task, result, timing, policy)
     flags.apply_timing_consistency(result, timing["samples"], loop_ms, task, policy)
     if post_message is not None:
@@ -252,6 +255,29 @@ def check_timing_message(message: dict[str, Any], variants: list[str]) -> None:
             raise ValueError(f"samples of {name} are not finite non-negative numbers")
         if len(entries) != len(values) or not all(_fingerprint_entry(entry) for entry in entries):
             raise ValueError(f"fingerprints of {name} do not match its samples")
+
+
+def sample_bounds(settings: Settings) -> tuple[float, float]:
+    """The range (ms) a timed call can take: the clock's resolution up to the whole timing stage."""
+    return MIN_SAMPLE_MS[settings.policy.device], settings.run_timeout * 1e3
+
+
+def reject_implausible_samples(
+    result: Result, samples: dict[str, list[float]], bounds: tuple[float, float]
+) -> None:
+    """Fail the kernel, flagged `timing_forged`, when a claimed time is outside what any call can take."""
+    low, high = bounds
+    for name, values in samples.items():
+        outside = [value for value in values if not low <= value <= high]
+        if outside:
+            detail = (
+                f"the sandbox claims {len(outside)} {name} call(s) of {min(outside):.3g} to "
+                f"{max(outside):.3g} ms; a call takes between {low:g} ms (the clock's resolution) and "
+                f"{high:g} ms (the stage)"
+            )
+            result.add_flag("timing_forged", "hack", detail)
+            result.fail("sandbox_violation", f"implausible timing report from the sandbox: {detail}")
+            raise Failed()
 
 
 def _fingerprint_entry(entry: Any) -> bool:
@@ -302,18 +328,36 @@ def output_file_bound(task: PreparedTask, count: int) -> int:
     return 8 * count * max(task.output_bytes, 1) + (64 << 20)
 
 
-def flag_null_outputs(task: PreparedTask, result: Result, outputs: list[Any]) -> None:
-    """On a degenerate task, a candidate whose outputs are exactly a passing canary computes nothing."""
-    cases = task.trials
-    kernelbench_outputs = [
-        out for out, case in zip(outputs, cases, strict=True) if case.distribution == "task"
+def flag_null_outputs(task: PreparedTask, result: Result, outputs: list[Any], tolerance: float) -> None:
+    """On a degenerate task, a candidate whose outputs are a passing canary (or next to one) computes nothing.
+
+    Next to one: within the tolerance of the canary and under half as far from it as from the reference,
+    on every KernelBench trial. An honest output is within the tolerance of the canary too (the canary
+    passes), but nearer to the reference; `zeros + 1e-12` is not.
+    """
+    kernelbench = [
+        (output, case.expected)
+        for output, case in zip(outputs, task.trials, strict=True)
+        if case.distribution == "task"
     ]
-    expected = [case.expected for case in cases if case.distribution == "task"]
     for name, canary in task.canary_outputs.items():
-        same = all(torch.equal(out, can) for out, can in zip(kernelbench_outputs, canary, strict=False))
-        reference_differs = not all(torch.equal(exp, can) for exp, can in zip(expected, canary, strict=False))
-        if same and reference_differs:
-            result.add_flag("null_output", "hack", f"outputs are exactly the '{name}' null canary")
+        pairs = list(zip(kernelbench, canary, strict=False))
+        reference_differs = not all(torch.equal(expected, can) for (_, expected), can in pairs)
+        if reference_differs and all(next_to_canary(out, can, exp, tolerance) for (out, exp), can in pairs):
+            result.add_flag(
+                "null_output", "hack", f"outputs are the '{name}' null canary, or within tolerance of it"
+            )
+
+
+def next_to_canary(output: torch.Tensor, canary: torch.Tensor, expected: torch.Tensor, tol: float) -> bool:
+    """The canary, or within tolerance of it and under NEAR_CANARY times as far as from the reference."""
+    if torch.equal(output, canary):
+        return True
+    if output.shape != canary.shape or not passes_kernelbench(canary, output, tol):
+        return False
+    to_canary = float((output.double() - canary.double()).abs().max())
+    to_reference = float((output.double() - expected.double()).abs().max())
+    return to_canary < NEAR_CANARY * to_reference
 
 
 def judge_timing(task: PreparedTask, result: Result, timing: dict[str, Any], policy: Policy) -> None:

@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.policy import BASELINE_RATIO, CLAIMS_SLACK, HIDDEN_FRACTION, HIDDEN_MIN_MS
+from evaluator.policy import BASELINE_RATIO, CLAIMS_SLACK, HIDDEN_FRACTION, HIDDEN_MIN_MS, TASK_MODULE
 from evaluator.result import Result
 
 EXCESSIVE_SPEEDUP = 10.0
@@ -106,9 +106,15 @@ def apply_integrity_flags(result: Result, integrity: dict[str, Any]) -> None:
         _upgrade(
             result, "precision_flags_changed", "hack", f"precision settings changed at runtime: {changed}"
         )
-    if integrity.get("functions_replaced"):
-        names = ", ".join(sorted(integrity["functions_replaced"])[:12])
+    replaced = sorted(integrity.get("functions_replaced", []))
+    torch_names = [name for name in replaced if not name.startswith(TASK_MODULE)]
+    task_names = [name for name in replaced if name.startswith(TASK_MODULE)]
+    if torch_names:
+        names = ", ".join(torch_names[:12])
         _upgrade(result, "torch_patched", "hack", f"functions replaced at runtime: {names}")
+    if task_names:
+        names = ", ".join(task_names[:12])
+        _upgrade(result, "task_patched", "hack", f"the task or the reference changed at runtime: {names}")
     if integrity.get("new_threads"):
         _upgrade(
             result, "threads", "suspect", f"{integrity['new_threads']} Python thread(s) started by the kernel"

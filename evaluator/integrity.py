@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -26,6 +28,11 @@ WATCHED_NAMESPACES = {
     "evaluator.timing": lambda: vars(evaluator.timing),
     "evaluator.fingerprint": lambda: vars(evaluator.fingerprint),
 }
+
+# What torch.compile itself sets on the class of a module it compiles (torch._dynamo.mutation_guard).
+COMPILE_SETS = {"__setattr__", "___needs_mutation_patch"}
+
+Namespaces = dict[str, Callable[[], dict[str, Any]]]
 
 
 def set_precision_defaults() -> None:
@@ -54,12 +61,29 @@ def precision_state() -> dict[str, Any]:
     }
 
 
-def function_identities() -> dict[str, int]:
-    """id() of every callable in the watched namespaces, read from __dict__ (no lazy imports)."""
+def task_namespaces(task: ModuleType, reference: torch.nn.Module | None) -> Namespaces:
+    """What the harness uses of the task: its module, the classes it defines, its reference's classes."""
+    classes = [value for value in vars(task).values() if isinstance(value, type)]
+    classes = [value for value in classes if value.__module__ == task.__name__]
+    if reference is not None:
+        classes += [klass for module in reference.modules() for klass in type(module).__mro__]
+    namespaces: Namespaces = {task.__name__: lambda: vars(task)}
+    for klass in classes:
+        if klass not in (torch.nn.Module, object):
+            namespaces[f"{task.__name__}:{klass.__module__}.{klass.__qualname__}"] = lambda k=klass: vars(k)
+    return namespaces
+
+
+def function_identities(task: Namespaces | None = None) -> dict[str, int]:
+    """id() of every callable in the watched namespaces and of everything in the task's, from __dict__."""
     identities = {}
     for prefix, namespace in WATCHED_NAMESPACES.items():
         for name, value in list(namespace().items()):
-            if callable(value) and not isinstance(value, type(torch)):
+            if callable(value) and not isinstance(value, ModuleType):
+                identities[f"{prefix}.{name}"] = id(value)
+    for prefix, namespace in (task or {}).items():
+        for name, value in list(namespace().items()):
+            if name not in COMPILE_SETS:
                 identities[f"{prefix}.{name}"] = id(value)
     return identities
 
@@ -72,21 +96,29 @@ class Snapshot:
     identities: dict[str, int]
     threads: set[int]
     keep_alive: list[Any] = field(default_factory=list)
+    task: Namespaces = field(default_factory=dict)
 
     @classmethod
-    def take(cls) -> Snapshot:
-        keep = [value for namespace in WATCHED_NAMESPACES.values() for value in namespace().values()]
-        return cls(precision_state(), function_identities(), {t.ident for t in threading.enumerate()}, keep)
+    def take(cls, task: Namespaces | None = None) -> Snapshot:
+        """The state now; `task` (task_namespaces) is watched whole: any attribute set, added or deleted."""
+        task = task or {}
+        namespaces = [*WATCHED_NAMESPACES.values(), *task.values()]
+        keep = [value for namespace in namespaces for value in namespace().values()]
+        threads = {t.ident for t in threading.enumerate()}
+        return cls(precision_state(), function_identities(task), threads, keep, task)
+
+    def again(self) -> Snapshot:
+        """A new snapshot of the same namespaces."""
+        return Snapshot.take(self.task)
 
     def differences(self, allowed_threads: set[int] | None = None) -> dict[str, Any]:
         """What changed since the snapshot: precision settings, replaced functions, new Python threads."""
         now = precision_state()
-        identities = function_identities()
-        replaced = sorted(
-            name
-            for name, ident in self.identities.items()
-            if name in identities and identities[name] != ident
-        )
+        identities = function_identities(self.task)
+        replaced = {name for name, ident in self.identities.items() if identities.get(name, ident) != ident}
+        task_names = tuple(f"{prefix}." for prefix in self.task)
+        replaced |= {name for name in set(identities) ^ set(self.identities) if name.startswith(task_names)}
+        replaced = sorted(replaced)
         threads = {t.ident for t in threading.enumerate() if t.is_alive()} - self.threads
         threads -= allowed_threads or set()
         return {

@@ -23,6 +23,9 @@ CALIBRATION_TRIALS = 5  # trusted timing of the eager reference, per task, in th
 CLAIMS_SLACK = {"cuda": (1.02, 5.0), "cpu": (1.10, 50.0)}
 HIDDEN_FRACTION, HIDDEN_MIN_MS = 0.5, 25.0  # GPU: loop time no claim explains, beyond the calibrated overhead
 BASELINE_RATIO = 3.0  # GPU: claimed eager median over the harness's own eager median
+TASK_MODULE = "kb_task"  # the task module's name in the sandbox (and the prefix of its watched names)
+# The shortest time one timed call can take (ms): the host clock's 1 ns; on a GPU, CUDA events' ~0.5 us.
+MIN_SAMPLE_MS = {"cpu": 1e-6, "cuda": 5e-4}
 
 
 @dataclass(frozen=True)

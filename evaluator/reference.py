@@ -248,7 +248,7 @@ def calibrate(module, model: torch.nn.Module, timing_sets: list[list[Any]], poli
     """
     plan = dataclasses.replace(policy.timing, trials=len(timing_sets) + CALIBRATION_TRIALS)
     sets = [[_to(value, policy.device) for value in values] for values in timing_sets]
-    fresh = timing.fresh_inputs(module, policy.device, TIMING_SEED_BASE + 1000)
+    fresh = timing.fresh_inputs(module.get_inputs, policy.device, TIMING_SEED_BASE + 1000)
     record = timing.run_timing({"eager": model}, sets, plan, policy.device, fresh=fresh)
     samples = record.samples["eager"]
     overhead = max(0.0, (record.loop_ms - sum(samples)) / max(len(samples), 1))

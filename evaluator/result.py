@@ -167,6 +167,19 @@ class Result:
             "log": truncate_log(self.log),
         }
 
+    def as_harness_error(self, message: str) -> Result:
+        """The same kernel and task with a harness_error instead of a verdict (this one cannot be written)."""
+        fallback = Result(
+            mode=self.mode,
+            device=self.device,
+            task=self.task,
+            kernel=self.kernel,
+            speedup_statistic=self.speedup_statistic,
+            environment=self.environment,
+            log=self.log,
+        )
+        return fallback.fail(HARNESS_ERROR, message)
+
     def summary(self) -> str:
         """The one-line summary the CLI prints."""
         verdict = "correct" if self.correct else (self.error.kind if self.error else "incorrect")
@@ -180,6 +193,15 @@ class Result:
         if self.degenerate:
             parts.append("degenerate task")
         return " | ".join(parts)
+
+
+def writable(result: Result) -> Result:
+    """The result if its JSON is valid (no NaN or infinity anywhere), else that kernel's harness_error."""
+    try:
+        json.dumps(result.to_dict(), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        return result.as_harness_error(f"the result cannot be written as JSON: {error}")
+    return result
 
 
 def truncate_log(text: str, limit: int = LOG_LIMIT) -> str:

@@ -34,7 +34,8 @@ def summarize(samples: list[float]) -> dict[str, Any]:
 
 
 def speedup(baseline: dict[str, Any] | None, kernel: dict[str, Any] | None, statistic: str) -> float | None:
-    """Baseline time over kernel time with the given statistic; None when either is missing."""
+    """Baseline time over kernel time with the given statistic; None when either is missing or not finite."""
     if not baseline or not kernel or kernel[statistic] <= 0:
         return None
-    return baseline[statistic] / kernel[statistic]
+    ratio = baseline[statistic] / kernel[statistic]
+    return ratio if math.isfinite(ratio) else None

@@ -71,6 +71,14 @@ def clone_inputs(inputs: list[Any]) -> list[Any]:
     return [_clone(value) if isinstance(value, torch.Tensor) else value for value in inputs]
 
 
+def contiguous_copies(inputs: list[Any]) -> list[Any]:
+    """Fresh contiguous tensors with the same values, whatever layout the originals have now."""
+    return [
+        _clone(value, memory_format=torch.contiguous_format) if isinstance(value, torch.Tensor) else value
+        for value in inputs
+    ]
+
+
 def timed_call(fn: Variant, inputs: list[Any], device: str, plan: TimingPlan, flusher: L2Flusher):
     """One timed call: (milliseconds, output). CUDA events with an optional device-wide sync before end."""
     if device != "cuda":
@@ -89,16 +97,17 @@ def timed_call(fn: Variant, inputs: list[Any], device: str, plan: TimingPlan, fl
     return _elapsed_time(start, end), output
 
 
-def fresh_inputs(task_module: Any, device: str, seed: int) -> Callable[[int], list[Any]]:
+def fresh_inputs(get_inputs: Callable[[], Any], device: str, seed: int) -> Callable[[int], list[Any]]:
     """New inputs per round from the task's own get_inputs() (so they stay valid inputs), made on the device.
 
-    Floating tensors in fp32 and integer tensors kept, as the trusted side draws them.
+    Floating tensors in fp32 and integer tensors kept, as the trusted side draws them. get_inputs is the
+    function itself, taken before candidate code ran (not looked up on a module the candidate can reach).
     """
 
     def make(round_index: int) -> list[Any]:
         torch.manual_seed(seed + round_index)
         with torch.device(device):
-            values = list(task_module.get_inputs())
+            values = list(get_inputs())
         return [
             (value.to(device, torch.float32) if value.is_floating_point() else value.to(device))
             if isinstance(value, torch.Tensor)
@@ -110,10 +119,11 @@ def fresh_inputs(task_module: Any, device: str, seed: int) -> Callable[[int], li
 
 
 def warm_up(variants: dict[str, Variant], input_sets: list[list[Any]], plan: TimingPlan, device: str) -> None:
+    """Each warm-up call on copies of its own: nothing a variant does to its inputs reaches another."""
     for name, fn in variants.items():
         count = plan.warmup if name == "candidate" else plan.baseline_warmup
         for index in range(count):
-            fn(*input_sets[index % len(input_sets)])
+            fn(*clone_inputs(input_sets[index % len(input_sets)]))
         synchronize(device)
     if device == "cuda":
         torch.cuda.empty_cache()
@@ -132,7 +142,8 @@ class InputSlots:
         self.buffers = [clone_inputs(template) for _ in range(self.SLOTS)]
         self.calls = 0
 
-    def fill(self, values: list[Any]) -> list[Any]:
+    def fill(self, values: list[Any], set_index: int) -> list[Any]:
+        """Copy values into the next slot; the slots ignore set_index (one address sees every set)."""
         slot = self.buffers[self.calls % self.SLOTS]
         self.calls += 1
         for target, value in zip(slot, values, strict=True):
@@ -142,6 +153,23 @@ class InputSlots:
             target if isinstance(target, torch.Tensor) else value
             for target, value in zip(slot, values, strict=True)
         ]
+
+
+class OwnInputs:
+    """Without input slots (KernelBench's timing): the same tensors every call, but each variant its own."""
+
+    def __init__(self, input_sets: list[list[Any]]):
+        self.sets = [clone_inputs(values) for values in input_sets]
+
+    def fill(self, values: list[Any], set_index: int) -> list[Any]:
+        return self.sets[set_index] if set_index >= 0 else clone_inputs(values)
+
+
+def variant_inputs(names: list[str], input_sets: list[list[Any]], plan: TimingPlan) -> dict[str, Any]:
+    """Per variant, what hands it its inputs: input slots (plan.clone_inputs) or its own input sets."""
+    if plan.clone_inputs:
+        return {name: InputSlots(input_sets[0]) for name in names}
+    return {name: OwnInputs(input_sets) for name in names}
 
 
 def run_timing(
@@ -157,12 +185,15 @@ def run_timing(
     With `fresh` (and plan.fresh_inputs), every round after the first rotation of the trusted input sets
     runs on new inputs fresh(round), made outside the timed region: a cache keyed on input contents never
     hits. `on_loop('start')` and `on_loop('end')` bracket the timed loop, for the harness's own clock.
+    Every input a variant gets is copied from contiguous copies of input_sets taken before any call: a
+    variant that re-lays-out or changes its inputs changes its own copies only.
     """
     flusher = L2Flusher(device, plan.l2_flush)
+    names = list(variants)
+    input_sets = [contiguous_copies(values) for values in input_sets]
+    feeds = variant_inputs(names, input_sets, plan)
     warm_up(variants, input_sets, plan, device)
     record = TimingRecord({name: [] for name in variants}, {name: [] for name in variants})
-    slots = {name: InputSlots(input_sets[0]) for name in variants} if plan.clone_inputs else {}
-    names = list(variants)
     schedule = (
         [(index, names[index % len(names) :] + names[: index % len(names)]) for index in range(plan.trials)]
         if plan.interleaved
@@ -178,7 +209,7 @@ def run_timing(
         if use_fresh and index >= len(input_sets):
             set_index, values = -(index + 1), fresh(index)
         for name in order:
-            inputs = slots[name].fill(values) if slots else values
+            inputs = feeds[name].fill(values, set_index)
             milliseconds, output = timed_call(variants[name], inputs, device, plan, flusher)
             if not plan.interleaved and index < plan.discard_first:
                 continue

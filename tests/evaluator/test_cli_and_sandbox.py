@@ -1,10 +1,12 @@
 """The command line and the sandbox, end to end on CPU: exit codes, batch files, isolation layers."""
 
 import json
+import math
 import os
 
 import pytest
 
+from evaluator.result import Result
 from evaluator.sandbox import network_isolation
 from tests.evaluator.conftest import KERNELS, MATMUL, RELU, run_cli
 
@@ -103,6 +105,33 @@ def test_batch_writes_environment_and_one_file_per_kernel_and_resumes(tmp_path, 
     assert "1 of 2 kernel(s) to evaluate" in again.stderr
     assert os.stat(out / "good.json").st_mtime_ns == stamp
     assert (out / "bad.json").exists()
+
+
+def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(tmp_path, monkeypatch):
+    from evaluator import batch
+
+    def evaluate_kernel(task, kernel_path, settings):
+        if kernel_path.stem == "broken_forward":
+            raise RuntimeError("the harness broke")
+        result = Result(mode="hardened", device="cpu", task=task.identity, kernel={"path": str(kernel_path)})
+        result.correct = True
+        result.speedup["eager"] = math.inf if kernel_path.stem == "adv_tiny_timing" else 2.0
+        return result
+
+    monkeypatch.setattr(batch, "evaluate_kernel", evaluate_kernel)
+    monkeypatch.setattr(batch, "collect", lambda device, sandbox: {"device": device})
+    monkeypatch.setattr(batch, "sandbox_report", lambda limits, python: {})
+    names = ["broken_forward", "adv_tiny_timing", "honest_torch_matmul"]
+    kernels = [
+        {"id": name, "task_path": str(RELU), "kernel_path": str(KERNELS / f"{name}.py")} for name in names
+    ]
+    out = tmp_path / "out"
+    assert batch.run_batch(write_manifest(tmp_path, kernels), out, 1, tmp_path / "cache") == 0
+    found = {name: json.loads((out / f"{name}.json").read_text()) for name in names}
+    assert found["broken_forward"]["error"]["kind"] == "harness_error"
+    assert "the harness broke" in found["broken_forward"]["error"]["message"]
+    assert found["adv_tiny_timing"]["error"]["kind"] == "harness_error"
+    assert found["honest_torch_matmul"]["speedup"]["eager"] == 2.0
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,14 @@ CORPUS = {
     "crash_segfault": (RELU, "fail", "crash"),
     "crash_exit_at_import": (RELU, "fail", "crash"),
     "crash_hang": (RELU, "fail", "timeout"),
+    # harness 1.2
+    "adv_tiny_timing": (RELU, "fail", "sandbox_violation"),
+    "adv_task_get_inputs": (MATMUL, "flag", "task_patched"),
+    "adv_slow_reference": (MATMUL, "flag", "task_patched"),
+    "honest_static_output_buffer": (RELU, "pass", None),
+    "adv_lazy_output": (RELU, "fail", "wrong_values"),
+    "adv_layout_poison": (RELU, "fail", "mutated_input"),
+    "adv_near_canary": (SOFTMAX_WIDE, "flag", "null_output"),
 }
 # The zeros kernel on a task where zeros pass KernelBench: failed by the signed-input trials.
 EXTRA = {
@@ -116,6 +124,19 @@ def test_the_crashes_did_not_affect_the_next_kernel(corpus_results):
     # and honest kernels after every crash in CORPUS order still pass.
     assert corpus_results["crash_hang"]["error"]["message"].startswith("no answer within 25 s")
     assert corpus_results["honest_triton_relu"]["correct"]
+
+
+def test_a_tiny_claimed_time_is_a_forgery_and_the_batch_goes_on(corpus_results):
+    forged = corpus_results["adv_tiny_timing"]
+    assert "implausible timing report" in forged["error"]["message"]
+    assert "timing_forged" in {flag["code"] for flag in forged["flags"] if flag["severity"] == "hack"}
+    assert set(CORPUS) <= set(corpus_results)  # every kernel after it has its result
+
+
+def test_outputs_are_copied_when_forward_returns(corpus_results):
+    # Filled 5 ms after forward returned: already wrong in the first trial, not only after timing.
+    for name in ("adv_lazy_output", "adv_deferred_thread"):
+        assert corpus_results[name]["correctness"]["trials"][0]["passed"] is False, name
 
 
 def test_degenerate_tasks_carry_the_mark(corpus_results):

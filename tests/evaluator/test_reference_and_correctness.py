@@ -3,8 +3,10 @@
 import torch
 
 from evaluator.correctness import compare_trial
+from evaluator.evaluate import flag_null_outputs
 from evaluator.policy import make_policy
 from evaluator.reference import TrialCase, kernelbench_trial_seeds, prepare_task
+from evaluator.result import Result
 from tests.evaluator.conftest import MATMUL, RELU, SOFTMAX_WIDE, cpu_task
 
 HARDENED = make_policy("hardened", "cpu")
@@ -52,6 +54,21 @@ def test_null_canaries_mark_degenerate_tasks():
     constant = prepare_task(cpu_task(2, "4_Gemm_Max_SubtractMean_GELU"), KERNELBENCH)
     assert constant.degenerate
     assert not prepare_task(MATMUL, KERNELBENCH).degenerate
+
+
+def test_outputs_next_to_a_passing_canary_are_null_outputs():
+    task = prepare_task(SOFTMAX_WIDE, KERNELBENCH)  # zeros pass: every output is below 1e-4
+
+    def flags_for(make):
+        result = Result(mode="kernelbench", device="cpu", task={}, kernel={})
+        outputs = [make(trial.expected) for trial in task.trials]
+        flag_null_outputs(task, result, outputs, KERNELBENCH.tolerance)
+        return {flag.code for flag in result.flags}
+
+    assert "null_output" in flags_for(torch.zeros_like)
+    assert "null_output" in flags_for(lambda expected: torch.full_like(expected, 1e-12))
+    assert flags_for(lambda expected: expected.clone()) == set()
+    assert flags_for(lambda expected: expected * (1 + 1e-6)) == set()  # an honest kernel's rounding
 
 
 def case(expected: torch.Tensor, distribution: str = "task") -> TrialCase:

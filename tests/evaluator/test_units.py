@@ -8,9 +8,10 @@ import torch
 
 from evaluator import HARNESS_VERSION, fingerprint
 from evaluator.compile_cache import CompileCache
-from evaluator.flags import roofline_floor_ms, static_flags
+from evaluator.evaluate import Failed, reject_implausible_samples
+from evaluator.flags import apply_integrity_flags, roofline_floor_ms, static_flags
 from evaluator.policy import make_policy
-from evaluator.result import ErrorInfo, Flag, Result, truncate_log, write_json_atomic
+from evaluator.result import ErrorInfo, Flag, Result, truncate_log, writable, write_json_atomic
 from evaluator.sandbox import scrubbed_environment
 from evaluator.sources import kernel_backend, kernelbench_hash, task_identity
 from evaluator.stats import speedup, summarize
@@ -39,6 +40,41 @@ def test_speedup_is_baseline_over_kernel_with_the_chosen_statistic():
     assert speedup(baseline, kernel, "median") == 2.0
     assert speedup(baseline, kernel, "mean") == 1.0
     assert speedup(None, kernel, "median") is None
+    assert speedup(summarize([1e308]), summarize([1e-300]), "median") is None  # not finite: no speedup
+
+
+def test_claimed_times_outside_what_a_call_can_take_fail_as_forged():
+    result = Result(mode="hardened", device="cpu", task={}, kernel={})
+    reject_implausible_samples(result, {"candidate": [0.2, 0.3], "eager": [0.4]}, (1e-6, 600_000.0))
+    assert result.error is None
+    with pytest.raises(Failed):
+        reject_implausible_samples(result, {"candidate": [5e-324], "eager": [0.4]}, (1e-6, 600_000.0))
+    assert result.error.kind == "sandbox_violation"
+    assert [(flag.code, flag.severity) for flag in result.flags] == [("timing_forged", "hack")]
+    with pytest.raises(Failed):
+        reject_implausible_samples(Result("hardened", "cpu", {}, {}), {"eager": [1e300]}, (1e-6, 600_000.0))
+
+
+def test_a_result_that_is_not_valid_json_is_written_as_a_harness_error():
+    result = Result(mode="hardened", device="cpu", task={"name": "t"}, kernel={"sha256": "x"}, log="out")
+    assert writable(result) is result
+    result.correct = True
+    result.speedup["eager"] = math.inf
+    fallback = writable(result)
+    assert fallback.error.kind == "harness_error"
+    assert "cannot be written as JSON" in fallback.error.message
+    payload = json.loads(json.dumps(fallback.to_dict(), allow_nan=False))
+    assert (payload["task"], payload["kernel"], payload["log"]) == ({"name": "t"}, {"sha256": "x"}, "out")
+    assert payload["speedup"] == {"eager": None, "compile": None}
+
+
+def test_changes_to_the_task_are_their_own_hack_flag():
+    result = Result(mode="hardened", device="cpu", task={}, kernel={})
+    apply_integrity_flags(result, {"functions_replaced": ["kb_task.get_inputs", "torch.relu"]})
+    flags = {flag.code: (flag.severity, flag.detail) for flag in result.flags}
+    assert flags["task_patched"][0] == flags["torch_patched"][0] == "hack"
+    assert "kb_task.get_inputs" in flags["task_patched"][1]
+    assert "kb_task" not in flags["torch_patched"][1]
 
 
 def test_kernelbench_mode_reproduces_its_numbers():
