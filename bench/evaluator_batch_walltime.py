@@ -64,6 +64,7 @@ def main() -> int:
     shutil.rmtree(cache, ignore_errors=True)
     path = manifest(work / "kernels", device, cpu_sized=device == "cpu", baselines=["eager"])
     cold = run_batch(path, work / "cold", cache)
+    logger.info("cold pass: %.1f s (the cached pass follows)", cold)
     warm = run_batch(path, work / "warm", cache)
     for line in verdicts(work / "warm"):
         logger.info("%s", line)

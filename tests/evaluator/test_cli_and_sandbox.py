@@ -134,6 +134,62 @@ def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(t
     assert found["honest_torch_matmul"]["speedup"]["eager"] == 2.0
 
 
+def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_build(tmp_path, monkeypatch):
+    from evaluator import batch
+
+    source = (KERNELS / "honest_cuda_relu.py").read_text()
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.py").write_text(source)
+    (tmp_path / "other.py").write_text(source + "\n# another source\n")
+    built = []
+
+    def compile_one(job, settings):
+        built.append(job.id)
+        if job.id == "a":
+            result = Result(mode="hardened", device="cuda", task={}, kernel={"path": str(job.kernel_path)})
+            return result.fail("compile_error", "nvcc failed")
+        return None
+
+    monkeypatch.setattr(batch, "needs_build", lambda job, settings: True)
+    monkeypatch.setattr(batch, "compile_one", compile_one)
+    jobs = [batch.KernelJob(name, RELU, tmp_path / f"{name}.py") for name in ("a", "b", "other")]
+    out = tmp_path / "out"
+    out.mkdir()
+    assert batch.precompile(jobs, settings=None, workers=4, out_dir=out) == {"a", "b"}
+    assert sorted(built) == ["a", "other"]
+    for name in ("a", "b"):
+        result = json.loads((out / f"{name}.json").read_text())
+        assert result["error"]["kind"] == "compile_error"
+        assert result["kernel"]["path"] == str(tmp_path / f"{name}.py")
+    assert not (out / "other.json").exists()
+
+
+@pytest.mark.parametrize(("failed", "exit_code"), [(set(), 0), ({"cuda"}, 1)])
+def test_batch_compile_only_builds_and_evaluates_nothing(tmp_path, monkeypatch, failed, exit_code):
+    from evaluator import batch
+
+    built = []
+
+    def precompile(jobs, settings, workers, out_dir):
+        built.extend(job.id for job in jobs)
+        return failed
+
+    def evaluate_kernel(task, kernel_path, settings):
+        raise AssertionError("compile-only evaluated a kernel")
+
+    monkeypatch.setattr(batch, "precompile", precompile)
+    monkeypatch.setattr(batch, "evaluate_kernel", evaluate_kernel)
+    kernels = [
+        {"id": "cuda", "task_path": str(RELU), "kernel_path": str(KERNELS / "honest_cuda_relu.py")},
+        {"id": "torch", "task_path": str(MATMUL), "kernel_path": str(KERNELS / "honest_torch_matmul.py")},
+    ]
+    out = tmp_path / "out"
+    manifest = write_manifest(tmp_path, kernels)
+    assert batch.run_batch(manifest, out, 1, tmp_path / "cache", compile_only=True) == exit_code
+    assert built == ["cuda", "torch"]  # precompile picks the CUDA ones among them
+    assert sorted(path.name for path in out.iterdir()) == ["environment.json"]
+
+
 @pytest.mark.parametrize(
     ("kernels", "message"),
     [

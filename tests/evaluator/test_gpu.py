@@ -5,6 +5,7 @@ Self-contained (no conftest fixtures) so they also run on a GPU host without Dja
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,11 +25,24 @@ TASKS = ROOT / "tasks" / "builtin"
 RELU = TASKS / "level1" / "9_ReLU.py"
 MATMUL = TASKS / "level1" / "1_Square_matrix_multiplication.py"
 EPILOGUE = TASKS / "level2" / "8_Matmul_Divide_Clamp_Residual.py"
+SOFTMAX_WIDE = TASKS / "level1" / "3_Softmax_wide.py"
+# The harness 1.2 corpus rows on the full-size tasks: (task, expected) as in test_corpus.py.
+HARNESS_1_2 = {
+    "adv_tiny_timing": (RELU, "fail", "sandbox_violation"),
+    "adv_task_get_inputs": (MATMUL, "flag", "task_patched"),
+    "adv_slow_reference": (MATMUL, "flag", "task_patched"),
+    "honest_static_output_buffer": (RELU, "pass", None),
+    "adv_lazy_output": (RELU, "fail", "wrong_values"),
+    "adv_layout_poison": (RELU, "fail", "mutated_input"),
+    "adv_near_canary": (SOFTMAX_WIDE, "flag", "null_output"),
+}
 
 
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("gpu-cache")
+    """$EVALUATOR_CACHE_DIR when set (builds made ahead with `batch --compile-only`), else a fresh one."""
+    shared = os.environ.get("EVALUATOR_CACHE_DIR")
+    return Path(shared) if shared else tmp_path_factory.mktemp("gpu-cache")
 
 
 def evaluate(task: Path, kernel: str, out_dir: Path, cache: Path, baselines: str = "eager") -> dict:
@@ -128,3 +142,34 @@ def test_illegal_memory_access_fails_only_that_kernel(tmp_path, cache_dir):
     assert bad["error"]["kind"] in ("runtime_error", "crash")
     good = evaluate(RELU, "honest_cuda_relu", tmp_path, cache_dir)
     assert good["correct"], good["error"]
+
+
+@pytest.fixture(scope="module")
+def harness_1_2_results(tmp_path_factory, cache_dir):
+    folder = tmp_path_factory.mktemp("harness-1-2")
+    kernels = [
+        {"id": name, "task_path": str(task), "kernel_path": str(KERNELS / f"{name}.py")}
+        for name, (task, _, _) in HARNESS_1_2.items()
+    ]
+    manifest = folder / "manifest.json"
+    manifest.write_text(json.dumps({"device": "cuda", "mode": "hardened", "kernels": kernels}))
+    command = [sys.executable, "-m", "evaluator", "batch", "--manifest", str(manifest)]
+    command += ["--out", str(folder / "out"), "--cache-dir", str(cache_dir)]
+    completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return {path.stem: json.loads(path.read_text()) for path in (folder / "out").glob("*.json")}
+
+
+@pytest.mark.parametrize("name", HARNESS_1_2)
+def test_harness_1_2_corpus_rows_hold_on_the_gpu(harness_1_2_results, name):
+    _, outcome, detail = HARNESS_1_2[name]
+    result = harness_1_2_results[name]
+    if outcome == "pass":
+        assert result["correct"], result["error"]
+        assert severe(result) == set(), result["flags"]
+        assert result["timing"]["method"] == "cuda_event"
+    elif outcome == "fail":
+        assert not result["correct"]
+        assert result["error"]["kind"] == detail, result["error"]
+    else:
+        assert detail in hacks(result), result["flags"]

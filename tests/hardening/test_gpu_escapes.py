@@ -65,7 +65,9 @@ def evaluator_kernel(name: str, task_path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("gpu-hardening-cache")
+    """$EVALUATOR_CACHE_DIR when set (builds made ahead with `batch --compile-only`), else a fresh one."""
+    shared = os.environ.get("EVALUATOR_CACHE_DIR")
+    return Path(shared) if shared else tmp_path_factory.mktemp("gpu-hardening-cache")
 
 
 def batch(folder: Path, cache: Path, entries: list[dict], **options) -> dict:
