@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's GPU validation on an H200 host, in stages; name several to run them in one device call:
-#   bash bench/gpu_validation.sh tests       # every CUDA kernel built ahead in parallel, then the gpu-marked
-#                                            # hardening and evaluator tests (no Django)
+#   bash bench/gpu_validation.sh prebuild    # every CUDA kernel of the tests and the bundle, built in parallel
+#   bash bench/gpu_validation.sh tests       # the gpu-marked evaluator and hardening tests (no Django),
+#                                            # after prebuild when its builds are not there yet
 #   bash bench/gpu_validation.sh pipeline    # the 10-kernel bundle through the submission pipeline (carry .whl)
 #   bash bench/gpu_validation.sh agreement   # KernelBench's own harness beside ours (carry .kb)
 #   bash bench/gpu_validation.sh batch       # the 20-kernel batch cold then cached, and the timing spread
@@ -43,17 +44,25 @@ PY
   return $ok
 }
 
-tests() {
+prebuild() {
   log environment
   environment
   log "CUDA kernels built ahead"
   timeout "${PREBUILD_S:-150}" python3 bench/gpu_prebuild.py "$EVALUATOR_CACHE_DIR"
-  log "hardening gpu tests"
-  HARDENING_GPU_OUT="$OUT/hardening" timeout "${HARDENING_TESTS_S:-200}" python3 -m pytest --noconftest \
-    -c tests/hardening/gpu_pytest.ini --rootdir . -m gpu -v --durations=0 tests/hardening
+  log done
+}
+
+tests() {  # EVALUATOR_K / HARDENING_K: pytest -k expressions to run part of either file
+  [ -d "$EVALUATOR_CACHE_DIR/ext" ] || prebuild
   log "evaluator gpu tests"
   timeout "${EVALUATOR_TESTS_S:-220}" python3 -m pytest --noconftest -c bench/evaluator_gpu_pytest.ini \
-    --rootdir . -v --durations=0 tests/evaluator/test_gpu.py
+    --rootdir . -v --durations=0 ${EVALUATOR_K:+-k "$EVALUATOR_K"} tests/evaluator/test_gpu.py
+  log "hardening gpu tests"
+  # On a copy of the cache: these tests write builds back, and a pipeline may be loading from the original.
+  rm -rf /tmp/kb-hardening-cache && cp -a "$EVALUATOR_CACHE_DIR" /tmp/kb-hardening-cache
+  EVALUATOR_CACHE_DIR=/tmp/kb-hardening-cache HARDENING_GPU_OUT="$OUT/hardening" \
+    timeout "${HARDENING_TESTS_S:-200}" python3 -m pytest --noconftest -c tests/hardening/gpu_pytest.ini \
+    --rootdir . -m gpu -v --durations=0 ${HARDENING_K:+-k "$HARDENING_K"} tests/hardening
   log done
 }
 
@@ -97,7 +106,7 @@ quick() {  # the sandbox probe, then the hardening GPU tests, within a short dev
   log done
 }
 
-[ $# -gt 0 ] || { echo "stages: tests, pipeline, agreement, batch or quick" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "stages: prebuild, tests, pipeline, agreement, batch or quick" >&2; exit 2; }
 for stage in "$@"; do
   "$stage" 2>&1 | tee "$RETURN/$stage.log"
   tar czf "$RETURN/$stage.tgz" --exclude=./batch/cache -C "$OUT" . 2>/dev/null

@@ -64,7 +64,9 @@ def run_batch(
         env={**os.environ, **SECRETS},
         check=False,
     )
+    # Kernel results by id; the batch's environment.json is not one.
     results = {path.stem: json.loads(path.read_text()) for path in out.glob("*.json")}
+    results.pop("environment", None)
     return completed, results
 
 
