@@ -78,9 +78,15 @@ def kernelbench_verdict(kb_eval, task: Path, kernel: Path, backend: str) -> dict
             precision=torch.float32,
         )
     if result is None:
-        return {"compiled": False, "correct": False, "speedup": None}
+        return {"compiled": False, "correct": False, "speedup": None, "kernel_ms": None, "reference_ms": None}
     speedup = result.ref_runtime / result.runtime if result.correctness and result.runtime > 0 else None
-    return {"compiled": result.compiled, "correct": bool(result.correctness), "speedup": speedup}
+    return {
+        "compiled": result.compiled,
+        "correct": bool(result.correctness),
+        "speedup": speedup,
+        "kernel_ms": result.runtime if result.runtime > 0 else None,  # its mean, 3 significant digits
+        "reference_ms": result.ref_runtime if result.ref_runtime > 0 else None,
+    }
 
 
 def our_verdict(task: Path, kernel: Path) -> dict:
@@ -90,10 +96,13 @@ def our_verdict(task: Path, kernel: Path) -> dict:
         command += ["--device", "cuda", "--mode", "kernelbench", "--baselines", "eager", "--json", str(out)]
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
         result = json.loads(out.read_text())
+    runtime, baseline = result.get("runtime_ms") or {}, (result.get("baseline_ms") or {}).get("eager") or {}
     return {
         "compiled": result["compiled"],
         "correct": result["correct"],
         "speedup": result["speedup"]["eager"],
+        "kernel_ms": runtime.get("mean"),
+        "reference_ms": baseline.get("mean"),
     }
 
 
@@ -112,16 +121,21 @@ def main() -> int:
         ours = our_verdict(ROOT / task, ROOT / kernel)
         ratio = ours["speedup"] / theirs["speedup"] if ours["speedup"] and theirs["speedup"] else None
         rows.append({"task": task, "kernel": kernel, "kernelbench": theirs, "ours": ours, "ratio": ratio})
+        out_path.write_text(json.dumps(rows, indent=1))  # after every pair: a cut run keeps what it measured
         logger.info(
-            "%-60s KB correct=%s speedup=%s | ours correct=%s speedup=%s | ratio %s",
+            "%-60s KB correct=%s speedup=%s (ref %s, kernel %s ms)"
+            " | ours correct=%s speedup=%s (ref %s, kernel %s ms) | ratio %s",
             f"{Path(task).stem} / {Path(kernel).stem}",
             theirs["correct"],
             theirs["speedup"] and round(theirs["speedup"], 4),
+            theirs["reference_ms"],
+            theirs["kernel_ms"],
             ours["correct"],
             ours["speedup"] and round(ours["speedup"], 4),
+            ours["reference_ms"],
+            ours["kernel_ms"],
             ratio and round(ratio, 4),
         )
-    out_path.write_text(json.dumps(rows, indent=1))
     agree = sum(row["kernelbench"]["correct"] == row["ours"]["correct"] for row in rows)
     logger.info("same verdict on %d of %d; speedup ratios %s", agree, len(rows), [r["ratio"] for r in rows])
     return 0
