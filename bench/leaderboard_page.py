@@ -97,7 +97,7 @@ collector left running during the build ("cold, gc": the build as it was before 
 @contextlib.contextmanager
 def table_state(state: str):
     """Empty the table cache for a cold request; for "cold, gc", also build without pausing the collector."""
-    from leaderboard import table_cache
+    from leaderboard.table import cache as table_cache
 
     if state == "cached":
         yield

@@ -19,7 +19,7 @@ class LeaderboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from leaderboard import table_cache
+        from leaderboard.table import cache
 
         post_migrate.connect(restore_reference_data, sender=self)
-        table_cache.connect_signals()
+        cache.connect_signals()

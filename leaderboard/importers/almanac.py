@@ -5,23 +5,7 @@ import re
 from dataclasses import dataclass, field
 
 from leaderboard.importers.errors import ImportFormatError
-
-METRIC_COLUMNS = (
-    "fast_1",
-    "correct_rate",
-    "speedup_mean",
-    "speedup_geomean",
-    "speedup_median",
-    "speedup_min",
-    "speedup_max",
-    "pct_faster",
-    "pct_slower",
-    "success_rate",
-    "fast_1_2",
-    "fast_1_5",
-    "fast_2",
-)
-"""What each of the table's 13 value columns holds, in order (see docs/almanac-import.md)."""
+from leaderboard.models import METRIC_COLUMNS
 
 METADATA_KEYS = (
     "backbone",

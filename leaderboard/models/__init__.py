@@ -3,7 +3,14 @@
 from leaderboard.models.access import LoginFailureCount
 from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, Level, Method, MethodKind
 from leaderboard.models.freshness import DataVersion
-from leaderboard.models.metrics import Aggregation, Denominator, Direction, Metric, ThresholdOp
+from leaderboard.models.metrics import (
+    METRIC_COLUMNS,
+    Aggregation,
+    Denominator,
+    Direction,
+    Metric,
+    ThresholdOp,
+)
 from leaderboard.models.runs import (
     ApiToken,
     EvaluationRun,
@@ -15,6 +22,7 @@ from leaderboard.models.runs import (
 from leaderboard.models.scores import CurationState, Provenance, Score, Source
 
 __all__ = [
+    "METRIC_COLUMNS",
     "Aggregation",
     "ApiToken",
     "Baseline",

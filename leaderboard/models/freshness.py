@@ -4,7 +4,7 @@ from django.db import models
 
 
 class DataVersion(models.Model):
-    """One row. Every save or delete of a shown model bumps it in the same transaction (see table_cache)."""
+    """One row. Every save or delete of a shown model bumps it in the same transaction (table/cache.py)."""
 
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
     value = models.BigIntegerField(default=0)

@@ -4,8 +4,8 @@ the same run as the table."""
 
 import pytest
 
-from leaderboard import table_cache
 from leaderboard.models import CurationState, Score
+from leaderboard.table import cache as table_cache
 from tests.leaderboard import factories
 
 pytestmark = pytest.mark.django_db

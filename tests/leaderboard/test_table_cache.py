@@ -7,7 +7,7 @@ import pytest
 from django.db import transaction
 
 from leaderboard.models import DataVersion, Score
-from leaderboard.table_cache import CollectorPause, LruCache
+from leaderboard.table.cache import CollectorPause, LruCache
 from tests.leaderboard import factories
 
 pytestmark = pytest.mark.django_db

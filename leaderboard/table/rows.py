@@ -1,0 +1,226 @@
+"""A table's rows: one per entry, its cells filled from the scores read and its fast_p computed."""
+
+import datetime
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from django.urls import reverse
+
+from leaderboard import scoring
+from leaderboard.models import Aggregation, CurationState, Level, MethodKind, Metric
+from leaderboard.table.cells import BASELINE_LABELS, Cell, build_cell
+from leaderboard.table.fetch import Candidate
+from leaderboard.table.query import FAST_P_KEY, TableQuery
+
+KIND_LABELS = dict(MethodKind.choices)
+
+TASK_COUNT_CARRIER = "correct_rate"
+"""A metric every verified run stores: ordering reads the run's task count (its n_tasks) from it."""
+
+
+@dataclass(slots=True)
+class Row:
+    """One entry of the table."""
+
+    entry_id: int
+    label: str
+    date: datetime.date | None
+    entry_baseline: str
+    entry_n_tasks: int | None
+    task_subset: str
+    mode: str
+    data_source: str
+    reproduce: bool
+    hardware: str | None
+    method_name: str
+    method_slug: str
+    method_kind: str
+    backbone: str
+    agent_models: str
+    verified_run: int | None
+    in_view: bool = True
+    run_withheld: str | None = None
+    verified_n_tasks: int | None = None
+    cells: dict[str, Cell] = field(default_factory=dict)
+    fast_p: Cell | None = None
+    rank: int | None = None
+    curve: list[float] | None = None
+    info: list[tuple[str, str]] = field(default_factory=list)
+    line: list[Cell] = field(default_factory=list)
+    html: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.method_name
+
+    @property
+    def is_verified(self) -> bool:
+        return self.verified_run is not None
+
+    @property
+    def cpu_only(self) -> bool:
+        """Whether the row's verified values come from a CPU-only run (CPU timing, not a GPU verification)."""
+        return any(
+            cell.verified is not None and cell.verified.run_device == "cpu" for cell in self.cells.values()
+        )
+
+    @property
+    def baseline(self) -> str:
+        """The baseline the row's values are measured against (the verified one for a verified row)."""
+        shown = {cell.baseline for cell in self.cells.values() if cell.baseline}
+        return shown.pop() if len(shown) == 1 else self.entry_baseline
+
+    @property
+    def baseline_label(self) -> str:
+        return BASELINE_LABELS.get(self.baseline, self.baseline)
+
+    @property
+    def n_tasks(self) -> int | None:
+        return self.entry_n_tasks or self.verified_n_tasks
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS.get(self.method_kind, "")
+
+    @property
+    def date_label(self) -> str:
+        return self.date.strftime("%Y.%m") if self.date else ""
+
+    @property
+    def url(self) -> str:
+        return reverse("leaderboard:entry", args=[self.entry_id])
+
+    @property
+    def method_url(self) -> str:
+        return reverse("leaderboard:method", args=[self.method_slug])
+
+    def info_text(self, key: str) -> str:
+        """An info column as printed ('' when missing)."""
+        if key == "hardware":
+            return self.hardware or ""
+        if key == "date":
+            return self.date_label
+        if key == "baseline":
+            return self.baseline_label
+        if key == "n_tasks":
+            return "" if self.n_tasks is None else str(self.n_tasks)
+        if key == "kind":
+            return self.kind_label
+        return self.name
+
+    def value_of(self, key: str):
+        """The value this row sorts by under a column key (None when missing)."""
+        if key == FAST_P_KEY:
+            return self.fast_p.value if self.fast_p else None
+        if key == "name":
+            return self.name.casefold()
+        if key == "hardware":
+            return self.hardware.casefold() if self.hardware else None
+        if key == "date":
+            return self.date
+        if key == "baseline":
+            return self.baseline_label.casefold() or None
+        if key == "n_tasks":
+            return self.n_tasks
+        if key == "kind":
+            return self.kind_label.casefold() or None
+        cell = self.cells.get(key)
+        return cell.value if cell else None
+
+
+def row_matches(row: Row, query: TableQuery) -> bool:
+    """The entry-level filters: method kind, date range and text search on method, label and backbone."""
+    if query.kind and row.method_kind != query.kind:
+        return False
+    if (query.date_from or query.date_to) and row.date is None:
+        return False
+    if query.date_from and row.date < query.date_from:
+        return False
+    if query.date_to and row.date > query.date_to:
+        return False
+    if query.q:
+        haystack = " ".join((row.method_name, row.label, row.backbone, row.agent_models)).casefold()
+        return query.q.casefold() in haystack
+    return True
+
+
+def fill_cells(
+    rows: Iterable[Row], candidates: list[Candidate], metrics: dict[str, Metric], ids, every: bool = True
+) -> None:
+    """Give each row a cell for each metric id, built from the candidates read for it (with every=False,
+    only where there are candidates: ordering reads a missing cell as a missing value)."""
+    grouped: dict[tuple[int, str], list[Candidate]] = defaultdict(list)
+    for candidate in candidates:
+        grouped[(candidate.entry_id, candidate.metric_id)].append(candidate)
+    for row in rows:
+        for metric_id in ids:
+            found = grouped.get((row.entry_id, metric_id), [])
+            if not found and not every:
+                continue
+            row.cells[metric_id] = build_cell(metrics[metric_id], found, row.verified_run)
+            if row.verified_n_tasks is None and row.verified_run is not None:
+                row.verified_n_tasks = next(
+                    (c.n_tasks for c in found if c.run_id == row.verified_run and c.n_tasks), None
+                )
+
+
+def fill_fast_p(
+    rows: Iterable[Row], outcomes: dict, metrics: dict[str, Metric], p: float, level: Level
+) -> None:
+    """The fast_p cell at p: computed for verified rows from their per-task results, else as reported.
+
+    A computed value carries the run's own verified score at that p, or else its correct-rate score, so
+    that the run's curation state, baseline and task count show with it."""
+    reported_id = scoring.reported_fast_p_metric(p)
+    metric = fast_p_metric(p, metrics)
+    for row in rows:
+        stored = row.cells.get(reported_id) if reported_id else None
+        run_outcomes = outcomes.get(row.verified_run)
+        if run_outcomes is None:
+            hacked = row.run_withheld == CurationState.HACKED
+            row.fast_p = replace(stored, metric=metric) if stored else Cell(metric=metric, hacked=hacked)
+            continue
+        carrier = row.cells.get(TASK_COUNT_CARRIER)
+        computed = {
+            "verified": (stored and stored.verified) or (carrier and carrier.verified),
+            "computed": scoring.fast_p(run_outcomes, p, run_denominator(row, run_outcomes, level)),
+            "computed_p": p,
+            "computed_run": row.verified_run,
+        }
+        row.fast_p = replace(stored, metric=metric, **computed) if stored else Cell(metric=metric, **computed)
+
+
+def run_denominator(row: Row, run_outcomes: list, level: Level) -> int:
+    """The tasks a verified row's rates are over: its run's task count, the level's when unknown, and
+    never fewer than the run's results."""
+    return max(row.verified_n_tasks or level.task_count, len(run_outcomes))
+
+
+def fast_p_metric(p: float, metrics: dict[str, Metric]) -> Metric:
+    """A catalogue-like metric for fast_p at any p: not stored, computed per table."""
+    return Metric(
+        id=FAST_P_KEY,
+        name=f"fast_p at p = {p:g}",
+        short_name=f"fast_{p:g}",
+        unit="%",
+        direction="higher",
+        aggregation=Aggregation.RATE,
+        threshold=p,
+        description=f"Share of tasks that are correct and more than {p:g}× faster than the baseline. "
+        "Verified rows: computed from per-task results. Reported rows: only where a source reports this p.",
+    )
+
+
+def attach_curves(rows: Iterable[Row], outcomes: dict, level: Level) -> None:
+    """fast_p over the whole p range for verified rows (the curve chart), from their per-task results."""
+    grid = scoring.fast_p_grid()
+    for row in rows:
+        run_outcomes = outcomes.get(row.verified_run)
+        if run_outcomes is not None:
+            row.curve = scoring.fast_p_curve(run_outcomes, run_denominator(row, run_outcomes, level), grid)
+
+
+def computable_runs(rows: Iterable[Row]) -> set[int]:
+    """The verified runs whose per-task results may give computed values (none that curation withholds)."""
+    return {row.verified_run for row in rows if row.verified_run and not row.run_withheld}
