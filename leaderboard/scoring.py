@@ -11,10 +11,12 @@ below 1x too (not clamped to max(1, s) as one KernelBench fork does: a slow kern
 import bisect
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
 
-from leaderboard.models import Aggregation, CurationState, Denominator, ThresholdOp
+# The choices' own modules, not the leaderboard.models package: the Score queryset reads RANKABLE_STATES.
+from leaderboard.models.curation import CurationState
+from leaderboard.models.metrics import Aggregation, Denominator, ThresholdOp
 
 RANKABLE_STATES = (CurationState.VISIBLE, CurationState.FLAGGED)
 """Scores in these states rank; hidden and hacked ones are kept but never rank."""
@@ -31,11 +33,6 @@ BOOTSTRAP_RESAMPLES = 2000
 def is_rankable(state: str) -> bool:
     """Whether a score in this curation state may rank."""
     return state in RANKABLE_STATES
-
-
-def rankable(scores):
-    """Filter a Score queryset down to the scores that may rank."""
-    return scores.filter(state__in=RANKABLE_STATES)
 
 
 def fast_p_metric_id(p: float) -> str:
@@ -92,6 +89,13 @@ def check_denominator(outcomes: Sequence[TaskOutcome], n_tasks: int) -> None:
         raise ValueError("n_tasks must be positive")
     if len(outcomes) > n_tasks:
         raise ValueError(f"{len(outcomes)} outcomes for {n_tasks} tasks: the denominator is too small")
+
+
+def rate_denominator(level_tasks: int, outcomes: Sized) -> int:
+    """The tasks a run's rates are over: every task of its suite's level, a missing one counting as a miss
+    (KernelBench's fast_p), and never fewer than the run's results (a run re-verified after tasks left
+    the suite still counts each of its results once)."""
+    return max(level_tasks, len(outcomes))
 
 
 def fast_p(outcomes: Sequence[TaskOutcome], p: float, n_tasks: int, op: str = ThresholdOp.GT) -> float:

@@ -4,6 +4,17 @@ from django.db import models
 from django.urls import reverse
 
 
+class TaskQuerySet(models.QuerySet):
+    def current(self, suite: str | None = None):
+        """The current version of every problem, of one suite when given."""
+        tasks = self.filter(is_current=True)
+        return tasks if suite is None else tasks.filter(suite=suite)
+
+    def level_count(self, suite: str, level_number: int) -> int:
+        """Problems in one level of a suite: the denominator of its runs' rates (KernelBench's fast_p)."""
+        return self.current(suite).filter(level__number=level_number).count()
+
+
 class Task(models.Model):
     """A problem (class Model, get_inputs, get_init_inputs) of a suite, level and id, at one version."""
 
@@ -22,6 +33,8 @@ class Task(models.Model):
     is_current = models.BooleanField(default=True)
     origin = models.CharField(max_length=500, blank=True, help_text="Path or URL it was imported from.")
     created = models.DateTimeField(auto_now_add=True)
+
+    objects = TaskQuerySet.as_manager()
 
     class Meta:
         ordering = ["suite", "level__number", "problem_id", "-version"]

@@ -10,7 +10,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.utils.text import slugify
 
 from leaderboard.importers import almanac
 from leaderboard.importers.catalogue import load_catalogue, method_defaults, method_name_of
@@ -80,10 +79,10 @@ class Writer:
     def method(self, name: str) -> Method:
         """The method of this name (case-insensitive); catalogue metadata fills only blank fields."""
         defaults = method_defaults(name)
-        method = Method.objects.filter(name__iexact=name).first()
-        if method is None:
+        method, created = Method.objects.get_or_create_by_name(name, **defaults)
+        if created:
             self.report.created["Method"] += 1
-            return Method.objects.create(name=name, slug=unique_slug(name), **defaults)
+            return method
         blanks = {
             key: value for key, value in defaults.items() if getattr(method, key) in ("", "unclassified")
         }
@@ -100,14 +99,6 @@ class Writer:
             return None
         found = Hardware.objects.filter(name__iexact=name).first()
         return found or self.upsert(Hardware, {"name": name}, {})
-
-
-def unique_slug(name: str) -> str:
-    base = slugify(name) or "method"
-    slug, suffix = base, 2
-    while Method.objects.filter(slug=slug).exists():
-        slug, suffix = f"{base}-{suffix}", suffix + 1
-    return slug
 
 
 def task_count(tasks: str, level: Level) -> int | None:

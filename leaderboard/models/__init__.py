@@ -2,6 +2,7 @@
 
 from leaderboard.models.access import LoginFailureCount
 from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, Level, Method, MethodKind
+from leaderboard.models.curation import CurationState, Provenance
 from leaderboard.models.freshness import DataVersion
 from leaderboard.models.metrics import (
     METRIC_COLUMNS,
@@ -19,7 +20,7 @@ from leaderboard.models.runs import (
     SubmissionKernel,
     TaskResult,
 )
-from leaderboard.models.scores import CurationState, Provenance, Score, Source
+from leaderboard.models.scores import Score, Source
 
 __all__ = [
     "METRIC_COLUMNS",

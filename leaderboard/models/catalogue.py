@@ -4,6 +4,7 @@ import datetime
 
 from django.db import models
 from django.urls import reverse
+from django.utils.text import slugify
 from simple_history.models import HistoricalRecords
 
 
@@ -65,6 +66,30 @@ class MethodKind(models.TextChoices):
     UNCLASSIFIED = "unclassified", "Not yet classified"
 
 
+class MethodManager(models.Manager):
+    """Methods are found by name in any case, and a new one gets a slug no other method has."""
+
+    def named(self, name: str):
+        """The method of that name (any case, surrounding space ignored), or None."""
+        return self.filter(name__iexact=name.strip()).first()
+
+    def get_or_create_by_name(self, name: str, **fields) -> tuple["Method", bool]:
+        """(the method of that name, False), or (a new one with these fields and a unique slug, True)."""
+        name = name.strip()
+        existing = self.named(name)
+        if existing is not None:
+            return existing, False
+        return self.create(name=name, slug=self.unique_slug(name), **fields), True
+
+    def unique_slug(self, name: str) -> str:
+        """The name's slug, with -2, -3 … appended while another method holds it."""
+        base = slugify(name)[:120] or "method"
+        slug, suffix = base, 2
+        while self.filter(slug=slug).exists():
+            slug, suffix = f"{base}-{suffix}", suffix + 1
+        return slug
+
+
 class Method(models.Model):
     """A way of producing kernels: an LLM, an RL-trained model, an agent system, a compiler, a baseline."""
 
@@ -80,6 +105,8 @@ class Method(models.Model):
     model_url = models.URLField(blank=True)
     description = models.TextField(blank=True)
     history = HistoricalRecords()
+
+    objects = MethodManager()
 
     class Meta:
         ordering = ["name"]

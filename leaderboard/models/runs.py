@@ -91,6 +91,12 @@ class KernelSource(models.Model):
         return self.sha256[:12]
 
 
+class SubmissionKernelQuerySet(models.QuerySet):
+    def in_scope(self, all_samples: bool):
+        """The kernels a run evaluates: sample 0 (the one that ranks), or every sample when asked."""
+        return self if all_samples else self.filter(sample=0)
+
+
 class SubmissionKernel(models.Model):
     """One kernel of a bundle: task × sample → source. Sample 0 ranks; others are kept."""
 
@@ -99,6 +105,8 @@ class SubmissionKernel(models.Model):
     sample = models.PositiveIntegerField(default=0)
     source = models.ForeignKey(KernelSource, on_delete=models.PROTECT, related_name="+")
     file_name = models.CharField(max_length=255)
+
+    objects = SubmissionKernelQuerySet.as_manager()
 
     class Meta:
         ordering = ["task__level__number", "task__problem_id", "sample"]
@@ -162,6 +170,10 @@ class EvaluationRun(models.Model):
     @property
     def is_cpu_only(self) -> bool:
         return self.device == "cpu"
+
+    def kernels_in_scope(self):
+        """The submission's kernels this run evaluates (sample 0 only unless it evaluates all samples)."""
+        return self.submission.kernels.in_scope(self.all_samples)
 
 
 class TaskResult(models.Model):

@@ -4,7 +4,9 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from leaderboard import scoring
 from leaderboard.models.catalogue import Baseline, Entry
+from leaderboard.models.curation import CurationState, Provenance
 from leaderboard.models.metrics import Aggregation, Denominator, Metric, ThresholdOp
 
 
@@ -36,18 +38,26 @@ class Source(models.Model):
         return self.url or (f"https://arxiv.org/abs/{self.arxiv_id}" if self.arxiv_id else "")
 
 
-class Provenance(models.TextChoices):
-    REPORTED = "reported", "Reported"
-    VERIFIED = "verified", "Verified"
+class ScoreQuerySet(models.QuerySet):
+    """Which scores a page shows or ranks; the rules themselves are leaderboard.scoring's."""
 
+    def shown(self):
+        """Scores a page may show: every one but the hidden (a hacked score shows as marked, unranked)."""
+        return self.exclude(state=CurationState.HIDDEN)
 
-class CurationState(models.TextChoices):
-    """Hidden and hacked scores never rank; flagged ones rank with a mark; nothing is ever deleted."""
+    def rankable(self):
+        """Scores whose curation state lets them rank."""
+        return self.filter(state__in=scoring.RANKABLE_STATES)
 
-    VISIBLE = "visible", "Visible"
-    FLAGGED = "flagged", "Flagged"
-    HACKED = "hacked", "Hacked"
-    HIDDEN = "hidden", "Hidden"
+    def verified(self):
+        return self.filter(provenance=Provenance.VERIFIED)
+
+    def reported(self):
+        return self.filter(provenance=Provenance.REPORTED)
+
+    def shown_verified(self):
+        """The verified scores a leaderboard row shows by default: rankable, against PyTorch eager."""
+        return self.verified().rankable().filter(baseline=Baseline.EAGER)
 
 
 class Score(models.Model):
@@ -85,6 +95,8 @@ class Score(models.Model):
 
     created = models.DateTimeField(auto_now_add=True)
     history = HistoricalRecords()
+
+    objects = ScoreQuerySet.as_manager()
 
     class Meta:
         ordering = ["entry", "metric__position"]

@@ -106,14 +106,9 @@ def work_folder(run: EvaluationRun) -> Path:
     return folder
 
 
-def kernels_in_scope(run: EvaluationRun):
-    kernels = run.submission.kernels.select_related("task", "source")
-    return kernels if run.all_samples else kernels.filter(sample=0)
-
-
 def pending_kernels(run: EvaluationRun):
     """Kernels of the run that have no result yet."""
-    return kernels_in_scope(run).exclude(results__run=run)
+    return run.kernels_in_scope().select_related("task", "source").exclude(results__run=run)
 
 
 def result_id(kernel) -> str:
@@ -266,7 +261,7 @@ def ingest_available(run: EvaluationRun, out: Path) -> list[str]:
 
 
 def record_progress(run: EvaluationRun) -> None:
-    done = TaskResult.objects.filter(run=run, kernel__in=kernels_in_scope(run)).count()
+    done = TaskResult.objects.filter(run=run, kernel__in=run.kernels_in_scope()).count()
     Submission.objects.filter(pk=run.submission_id).update(done=done, updated=timezone.now())
 
 
@@ -358,7 +353,7 @@ def finish(run: EvaluationRun, folder: Path) -> str:
             verified.write_scores(run)
         run.status, run.reason, run.finished = status, reason, timezone.now()
         run.save(update_fields=["status", "reason", "finished"])
-        done = TaskResult.objects.filter(run=run, kernel__in=kernels_in_scope(run)).count()
+        done = TaskResult.objects.filter(run=run, kernel__in=run.kernels_in_scope()).count()
         states.move(run.submission_id, status, reason, done=done)
     logger.info("run %s %s: %s", run.pk, status, reason)
     return status

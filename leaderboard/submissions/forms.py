@@ -16,9 +16,7 @@ from tasks.models import Task
 
 
 def suite_choices():
-    suites = sorted(set(Task.objects.filter(is_current=True).values_list("suite", flat=True))) or [
-        DEFAULT_SUITE
-    ]
+    suites = sorted(set(Task.objects.current().values_list("suite", flat=True))) or [DEFAULT_SUITE]
     return [(suite, suite) for suite in suites]
 
 
@@ -104,7 +102,7 @@ class UploadForm(EntryFieldsForm):
             raise forms.ValidationError("Choose an existing method or name a new one, not both.")
         if not method and not new_name:
             raise forms.ValidationError("Choose an existing method or name a new one.")
-        if new_name and Method.objects.filter(name__iexact=new_name).exists():
+        if new_name and Method.objects.named(new_name) is not None:
             self.add_error("new_method", "A method of this name exists: choose it from the list.")
         return data
 

@@ -9,7 +9,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from django.utils.text import slugify
 
 from leaderboard.models import (
     Baseline,
@@ -54,19 +53,6 @@ class EntryDetails:
 
 class SubmissionRefused(Exception):
     """A submission that cannot be accepted for a reason other than its bundle (e.g. no such hardware)."""
-
-
-def current_tasks(suite: str):
-    return Task.objects.filter(suite=suite, is_current=True).select_related("level")
-
-
-def known_task_keys(suite: str) -> set[str]:
-    return {task.key for task in current_tasks(suite)}
-
-
-def suite_task_count(suite: str, level_number: int) -> int:
-    """Tasks in one level of a suite: the denominator of fast_p and the rates."""
-    return current_tasks(suite).filter(level__number=level_number).count()
 
 
 def evaluation_targets():
@@ -116,13 +102,13 @@ def submit_bundle(user, data: bytes, name: str, details: EntryDetails) -> list[S
     Evaluation jobs are enqueued only once the transaction commits.
     """
     route(details.hardware)
-    bundle = check_bundle(data, name, known_task_keys(details.suite), details.suite)
+    tasks = {task.key: task for task in Task.objects.current(details.suite).select_related("level")}
+    bundle = check_bundle(data, name, tasks.keys(), details.suite)
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()  # one upload at a time
         check_quota(user, new=len(bundle.levels))
         method = find_or_create_method(details)
         sources = store_sources(bundle)
-        tasks = {task.key: task for task in current_tasks(details.suite)}
         return [
             create_level_submission(user, bundle, level, method, details, sources, tasks)
             for level in bundle.levels
@@ -131,26 +117,13 @@ def submit_bundle(user, data: bytes, name: str, details: EntryDetails) -> list[S
 
 def find_or_create_method(details: EntryDetails) -> Method:
     """The method of that name (case-insensitive), created with the given details if new."""
-    name = details.method_name.strip()
-    existing = Method.objects.filter(name__iexact=name).first()
-    if existing:
-        return existing
-    return Method.objects.create(
-        name=name,
-        slug=unique_slug(name),
+    method, _ = Method.objects.get_or_create_by_name(
+        details.method_name,
         kind=details.method_kind,
         backbone=details.backbone,
         agent_models=details.agent_models,
     )
-
-
-def unique_slug(name: str) -> str:
-    base = slugify(name)[:120] or "method"
-    slug, n = base, 1
-    while Method.objects.filter(slug=slug).exists():
-        n += 1
-        slug = f"{base}-{n}"
-    return slug
+    return method
 
 
 def store_sources(bundle: Bundle) -> dict[str, KernelSource]:
@@ -165,7 +138,7 @@ def store_sources(bundle: Bundle) -> dict[str, KernelSource]:
 
 def create_entry(user, level, method: Method, details: EntryDetails, n_submitted: int) -> Entry:
     """The leaderboard entry a submission's verified scores will belong to."""
-    n_tasks = suite_task_count(details.suite, level.number)
+    n_tasks = Task.objects.level_count(details.suite, level.number)
     today = timezone.now().date()
     return Entry.objects.create(
         method=method,
@@ -230,8 +203,8 @@ def create_level_submission(user, bundle, level_number, method, details, sources
 
 
 def kernels_in_scope(submission: Submission, all_samples: bool):
-    kernels = submission.kernels.all()
-    return kernels if all_samples else kernels.filter(sample=0)
+    """The kernels a run of the submission evaluates (see SubmissionKernel.objects.in_scope)."""
+    return submission.kernels.in_scope(all_samples)
 
 
 def queue_evaluation(
@@ -252,7 +225,7 @@ def queue_evaluation(
             all_samples=all_samples,
             requested_by=requested_by,
         )
-        total = kernels_in_scope(submission, all_samples).count()
+        total = run.kernels_in_scope().count()
         states.move(submission.pk, Status.QUEUED, f"{reason} on queue {queue}".strip(), total=total, done=0)
         jobs.enqueue_run(run, kernel_count=total)
     return run

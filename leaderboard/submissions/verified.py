@@ -8,7 +8,7 @@ hack flag marks the scores 'flagged' for review.
 
 from leaderboard import scoring
 from leaderboard.models import Baseline, CurationState, Metric, Provenance, Score, TaskResult
-from leaderboard.submissions.services import suite_task_count
+from tasks.models import Task
 
 CPU_NOTE = "CPU timing (host clock): not a GPU verification."
 BASELINE_FIELDS = {Baseline.EAGER: "speedup_eager", Baseline.COMPILE: "speedup_compile"}
@@ -20,9 +20,9 @@ def ranked_results(run) -> list[TaskResult]:
 
 
 def denominator(run, results: list[TaskResult]) -> int:
-    """The tasks the rates are over: the suite level's current tasks, and never fewer than the results
-    (a run re-verified after tasks left the suite still counts each of its results once)."""
-    return max(suite_task_count(run.submission.suite, run.submission.entry.level.number), len(results))
+    """The tasks the rates are over: the current tasks of the suite's level (see scoring.rate_denominator)."""
+    level_tasks = Task.objects.level_count(run.submission.suite, run.submission.entry.level.number)
+    return scoring.rate_denominator(level_tasks, results)
 
 
 def outcomes(results: list[TaskResult], baseline: str) -> list[scoring.TaskOutcome]:

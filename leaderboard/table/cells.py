@@ -113,14 +113,14 @@ def build_cell(metric: Metric, candidates: list[Candidate], verified_run: int | 
         return Cell(metric)
     if len(candidates) == 1:  # the common case, without the general path's bookkeeping
         only = candidates[0]
-        if only.state not in scoring.RANKABLE_STATES:
+        if not only.rankable:
             return Cell(metric, hacked=only.state == CurationState.HACKED)
         if only.provenance == Provenance.REPORTED:
             return Cell(metric, reported=only)
         return Cell(metric, verified=only if only.run_id == verified_run else None)
     reported, verified = [], None
     for candidate in candidates:
-        if candidate.state not in scoring.RANKABLE_STATES:
+        if not candidate.rankable:
             continue
         if candidate.provenance == Provenance.REPORTED:
             reported.append(candidate)

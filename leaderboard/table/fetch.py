@@ -103,20 +103,21 @@ class Candidate:
         return reverse("submissions:run", args=[self.run_id]) if self.run_id else ""
 
 
-def score_conditions(query: TableQuery) -> Q:
-    """Which stored scores a table may show under the query's filters (hidden ones never)."""
-    condition = ~Q(state=CurationState.HIDDEN)
+def table_scores(query: TableQuery):
+    """The stored scores a table may show under the query's filters (hidden ones never)."""
+    scores = Score.objects.shown()
     if query.provenance:
-        condition &= Q(provenance=query.provenance)
+        scores = scores.filter(provenance=query.provenance)
     if query.baseline:
-        condition &= Q(baseline=query.baseline)
+        scores = scores.filter(baseline=query.baseline)
     else:
-        condition &= Q(provenance=Provenance.REPORTED) | Q(baseline=Baseline.EAGER)
+        scores = scores.filter(Q(provenance=Provenance.REPORTED) | Q(baseline=Baseline.EAGER))
     if query.hardware:
-        condition &= Q(provenance=Provenance.REPORTED, entry__hardware__name=query.hardware) | Q(
-            provenance=Provenance.VERIFIED, run__hardware__name=query.hardware
+        scores = scores.filter(
+            Q(provenance=Provenance.REPORTED, entry__hardware__name=query.hardware)
+            | Q(provenance=Provenance.VERIFIED, run__hardware__name=query.hardware)
         )
-    return condition
+    return scores
 
 
 def fetch_level(number: int) -> Level:
@@ -136,7 +137,7 @@ def fetch_level(number: int) -> Level:
 
 def fetch_metrics(level: Level, query: TableQuery) -> dict[str, Metric]:
     """The metric catalogue, each with `present`: whether the level has a score for it under the filters."""
-    present = Score.objects.filter(score_conditions(query), metric=OuterRef("pk"), entry__level=level)
+    present = table_scores(query).filter(metric=OuterRef("pk"), entry__level=level)
     return {metric.id: metric for metric in Metric.objects.annotate(present=Exists(present))}
 
 
@@ -163,8 +164,8 @@ ENTRY_FIELDS = (
 def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
     """The level's entries: their fields, whether each has scores in the view, its newest verified run,
     and whether curation withholds that run's per-task results (see `withheld_state`)."""
-    own = Score.objects.filter(score_conditions(query), entry=OuterRef("pk"))
-    newest = own.filter(provenance=Provenance.VERIFIED, state__in=scoring.RANKABLE_STATES).order_by("-run_id")
+    own = table_scores(query).filter(entry=OuterRef("pk"))
+    newest = own.verified().rankable().order_by("-run_id")
     rows = (
         Entry.objects.filter(level=level)
         .annotate(
@@ -181,9 +182,8 @@ def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
 def withheld_state(query: TableQuery) -> Subquery:
     """'hacked' or 'hidden' when a curator marked one of the verified run's fast_p scores so: the values
     computed from its per-task results (fast_p at any p, the curve) then stay out as well."""
-    curated = Score.objects.filter(
+    curated = Score.objects.verified().filter(
         run_id=OuterRef("verified_run"),
-        provenance=Provenance.VERIFIED,
         baseline=query.verified_baseline,
         metric_id__in=scoring.REPORTED_FAST_P.values(),
         state__in=(CurationState.HACKED, CurationState.HIDDEN),
@@ -193,7 +193,7 @@ def withheld_state(query: TableQuery) -> Subquery:
 
 def fetch_candidates(filter_q: Q, query: TableQuery, detail: bool) -> list[Candidate]:
     fields = LIGHT_FIELDS + DETAIL_FIELDS if detail else LIGHT_FIELDS
-    rows = Score.objects.filter(score_conditions(query), filter_q).order_by().values_list(*fields)
+    rows = table_scores(query).filter(filter_q).order_by().values_list(*fields)
     return [Candidate(*row) for row in rows]
 
 

@@ -194,7 +194,7 @@ def fill_fast_p(
 def run_denominator(row: Row, run_outcomes: list, level: Level) -> int:
     """The tasks a verified row's rates are over: its run's task count, the level's when unknown, and
     never fewer than the run's results."""
-    return max(row.verified_n_tasks or level.task_count, len(run_outcomes))
+    return scoring.rate_denominator(row.verified_n_tasks or level.task_count, run_outcomes)
 
 
 def fast_p_metric(p: float, metrics: dict[str, Metric]) -> Metric:

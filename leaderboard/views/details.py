@@ -8,7 +8,6 @@ from django.db.models import Exists, OuterRef, Q, Subquery
 from leaderboard import scoring
 from leaderboard.models import (
     Baseline,
-    CurationState,
     Entry,
     EvaluationRun,
     Method,
@@ -26,12 +25,8 @@ BEST_KERNELS = 10
 
 
 def rankable_verified(run_ref: str = "pk", metric_id: str | None = None):
-    scores = Score.objects.filter(
-        run=OuterRef(run_ref),
-        provenance=Provenance.VERIFIED,
-        state__in=scoring.RANKABLE_STATES,
-        baseline=Baseline.EAGER,
-    )
+    """The verified scores a leaderboard row shows of the outer query's run (of one metric when given)."""
+    scores = Score.objects.shown_verified().filter(run=OuterRef(run_ref))
     return scores.filter(metric_id=metric_id) if metric_id else scores
 
 
@@ -99,7 +94,7 @@ def entry_scores(entry: Entry) -> list[dict]:
     is taken against the entry's newest verified run, the one its leaderboard row shows."""
     scores = (
         Score.objects.filter(entry=entry)
-        .exclude(state=CurationState.HIDDEN)
+        .shown()
         .select_related("metric", "source", "run__hardware")
         .order_by("metric__position", "provenance", "-run_id", "baseline", "pk")
     )
@@ -211,11 +206,7 @@ def task_detail(task: Task) -> dict:
 
 def task_groups() -> list[dict]:
     """Current tasks grouped by suite and level, for the task index."""
-    tasks = (
-        Task.objects.filter(is_current=True)
-        .select_related("level")
-        .order_by("suite", "level__number", "problem_id")
-    )
+    tasks = Task.objects.current().select_related("level").order_by("suite", "level__number", "problem_id")
     return [
         {"suite": suite, "level": level, "tasks": list(group)}
         for (suite, level), group in groupby(tasks, key=lambda task: (task.suite, task.level.number))

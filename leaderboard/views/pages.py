@@ -107,11 +107,9 @@ def entry(request, pk):
 
 def task(request, suite, level, problem_id):
     found = get_object_or_404(
-        Task.objects.select_related("level__benchmark"),
-        suite=suite,
+        Task.objects.current(suite).select_related("level__benchmark"),
         level__number=level,
         problem_id=problem_id,
-        is_current=True,
     )
     return render(request, "leaderboard/task.html", details.task_detail(found))
 

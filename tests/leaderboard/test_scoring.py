@@ -14,6 +14,7 @@ from leaderboard.scoring import (
     is_rankable,
     parse_p,
     penalised_speedups,
+    rate_denominator,
     sort_key,
 )
 
@@ -34,6 +35,12 @@ def test_fast_p_is_strict_over_all_tasks():
     assert fast_p(OUTCOMES, 2.0, n_tasks=10) == 0.0
     with pytest.raises(ValueError, match="n_tasks"):
         fast_p(OUTCOMES, 1.0, n_tasks=0)
+
+
+def test_rates_are_over_the_whole_level_and_never_fewer_tasks_than_results():
+    assert rate_denominator(100, OUTCOMES) == 100  # the 95 tasks without a result count as misses
+    assert rate_denominator(3, OUTCOMES) == 5  # tasks that left the suite still count once each
+    assert fast_p(OUTCOMES, 1.0, rate_denominator(100, OUTCOMES)) == 1.0
 
 
 def test_geomeans():
