@@ -46,7 +46,7 @@ from django.db import transaction  # noqa: E402
 
 from leaderboard.models import EvaluationRun, Hardware, Level, Score, Submission  # noqa: E402
 from leaderboard.submissions.ingest import store_result  # noqa: E402
-from leaderboard.submissions.services import EntryDetails, submit_bundle  # noqa: E402
+from leaderboard.submissions.intake import EntryDetails, submit_bundle  # noqa: E402
 from tasks.models import Task  # noqa: E402
 from tests.submissions.samples import (  # noqa: E402
     BROKEN_KERNEL,

@@ -51,7 +51,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "leaderboard.submissions.headers.SecurityHeadersMiddleware",
+    "leaderboard.security.headers.SecurityHeadersMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
 ]
 
@@ -99,7 +99,7 @@ RQ_SHOW_ADMIN_LINK = True
 
 # --- auth, i18n, static ------------------------------------------------------------------------------
 # Logins are refused for a while after 10 failures for one user name or address (login_throttle.py).
-AUTHENTICATION_BACKENDS = ["leaderboard.submissions.login_throttle.ThrottledModelBackend"]
+AUTHENTICATION_BACKENDS = ["leaderboard.security.login_throttle.ThrottledModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -139,7 +139,7 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
-# Content-Security-Policy and Permissions-Policy: leaderboard/submissions/headers.py.
+# Content-Security-Policy and Permissions-Policy: leaderboard/security/headers.py.
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_flag("SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -1,8 +1,10 @@
-"""Models of the leaderboard: what was measured (catalogue), how (metrics), the numbers (scores) and runs."""
+"""Models of the leaderboard: what was measured (catalogue), how (metrics), the numbers (scores), the
+submissions and their evaluations, and API tokens."""
 
 from leaderboard.models.access import LoginFailureCount
 from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, Level, Method, MethodKind
 from leaderboard.models.curation import CurationState, Provenance
+from leaderboard.models.evaluations import EvaluationRun, TaskResult
 from leaderboard.models.freshness import DataVersion
 from leaderboard.models.metrics import (
     METRIC_COLUMNS,
@@ -12,15 +14,9 @@ from leaderboard.models.metrics import (
     Metric,
     ThresholdOp,
 )
-from leaderboard.models.runs import (
-    ApiToken,
-    EvaluationRun,
-    KernelSource,
-    Submission,
-    SubmissionKernel,
-    TaskResult,
-)
 from leaderboard.models.scores import Score, Source
+from leaderboard.models.submissions import KernelSource, Submission, SubmissionEvent, SubmissionKernel
+from leaderboard.models.tokens import ApiToken
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -45,6 +41,7 @@ __all__ = [
     "Score",
     "Source",
     "Submission",
+    "SubmissionEvent",
     "SubmissionKernel",
     "TaskResult",
     "ThresholdOp",

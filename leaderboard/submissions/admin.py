@@ -11,7 +11,8 @@ from leaderboard.models import (
     SubmissionKernel,
     TaskResult,
 )
-from leaderboard.submissions.services import SubmissionRefused, cancel, reverify
+from leaderboard.submissions.lifecycle import cancel, reverify
+from leaderboard.submissions.routing import SubmissionRefused
 from leaderboard.submissions.states import InvalidTransition
 from leaderboard.submissions.tokens import revoke
 

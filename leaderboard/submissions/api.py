@@ -11,8 +11,10 @@ from leaderboard.models import EvaluationRun, Submission
 from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.forms import named_entry_details
+from leaderboard.submissions.intake import submit_bundle
+from leaderboard.submissions.lifecycle import cancel
 from leaderboard.submissions.quotas import QuotaExceeded
-from leaderboard.submissions.services import SubmissionRefused, cancel, submit_bundle
+from leaderboard.submissions.routing import SubmissionRefused
 from leaderboard.submissions.states import InvalidTransition
 from leaderboard.submissions.tokens import authenticate, bearer_token
 from leaderboard.submissions.uploads import too_large

@@ -4,14 +4,9 @@ from django import forms
 from django.conf import settings
 
 from leaderboard.models import Entry, Hardware, Method, MethodKind
-from leaderboard.submissions.services import (
-    CPU_HARDWARE,
-    DEFAULT_SUITE,
-    EntryDetails,
-    SubmissionRefused,
-    evaluation_targets,
-    find_target,
-)
+from leaderboard.reference_data import CPU_HARDWARE
+from leaderboard.submissions.intake import DEFAULT_SUITE, EntryDetails
+from leaderboard.submissions.routing import SubmissionRefused, evaluation_targets, find_target
 from tasks.models import Task
 
 

@@ -2,8 +2,7 @@
 
 from django.db import transaction
 
-from leaderboard.models import Submission
-from leaderboard.models.runs import SubmissionEvent
+from leaderboard.models import Submission, SubmissionEvent
 
 Status = Submission.Status
 

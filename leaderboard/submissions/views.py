@@ -12,8 +12,9 @@ from leaderboard.submissions.api import is_final
 from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.forms import UploadForm
+from leaderboard.submissions.lifecycle import cancel
 from leaderboard.submissions.quotas import QuotaExceeded, current_quota, usage
-from leaderboard.submissions.services import SubmissionRefused, cancel
+from leaderboard.submissions.routing import SubmissionRefused
 from leaderboard.submissions.states import InvalidTransition
 from leaderboard.submissions.uploads import too_large
 
@@ -66,7 +67,7 @@ def upload(request):
 
 
 def submit_from_form(request, form):
-    from leaderboard.submissions.services import submit_bundle
+    from leaderboard.submissions.intake import submit_bundle
 
     upload_file = form.cleaned_data["bundle"]
     return submit_bundle(request.user, upload_file.read(), upload_file.name, form.details())

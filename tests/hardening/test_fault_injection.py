@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from leaderboard.models import EvaluationRun, Score, Submission, TaskResult
-from leaderboard.submissions.services import reverify
+from leaderboard.submissions.lifecycle import reverify
 from leaderboard.submissions.tokens import issue_token
 from tests.hardening.harness import ROOT
 from tests.submissions.processes import Workers, kill_session, wait_until

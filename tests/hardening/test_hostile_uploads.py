@@ -15,9 +15,9 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leaderboard.submissions import services
+from leaderboard.submissions import intake
 from leaderboard.submissions.bundles import KERNEL_FILE, BundleError
-from leaderboard.submissions.services import EntryDetails, submit_bundle
+from leaderboard.submissions.intake import EntryDetails, submit_bundle
 from leaderboard.submissions.tokens import issue_token
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, zip_bytes
 
@@ -280,7 +280,7 @@ def test_the_upload_form_refuses_an_oversized_bundle_too(client, user, known):
 def test_a_failure_half_way_through_storing_leaves_nothing(known, user, cpu, stored_counts, monkeypatch):
     data = zip_bytes({kernel_name(1, 1): TORCH_RELU_KERNEL, kernel_name(2, 1): TORCH_RELU_KERNEL})
     calls = []
-    original = services.create_level_submission
+    original = intake.create_level_submission
 
     def fail_on_the_second_level(*args, **kwargs):
         calls.append(args[2])
@@ -288,7 +288,7 @@ def test_a_failure_half_way_through_storing_leaves_nothing(known, user, cpu, sto
             raise RuntimeError("the database went away half way")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(services, "create_level_submission", fail_on_the_second_level)
+    monkeypatch.setattr(intake, "create_level_submission", fail_on_the_second_level)
     before = stored_counts()
     with pytest.raises(RuntimeError):
         submit_bundle(user, data, "two-levels.zip", EntryDetails(method_name="Half", hardware=cpu))

@@ -19,10 +19,11 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from leaderboard.models import ApiToken, LoginFailureCount, Provenance, Score, Submission
-from leaderboard.submissions import api, login_throttle, verified
-from leaderboard.submissions.headers import CONTENT_SECURITY_POLICY
+from leaderboard.security import login_throttle
+from leaderboard.security.headers import CONTENT_SECURITY_POLICY
+from leaderboard.submissions import api, verified
 from leaderboard.submissions.ingest import store_result
-from leaderboard.submissions.services import EntryDetails, submit_bundle
+from leaderboard.submissions.intake import EntryDetails, submit_bundle
 from leaderboard.submissions.tokens import issue_token
 from tests.hardening.harness import ROOT
 from tests.leaderboard import factories

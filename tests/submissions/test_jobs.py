@@ -10,13 +10,9 @@ from django.utils import timezone
 from evaluator import jobs
 from leaderboard.models import EvaluationRun, Score, Submission
 from leaderboard.submissions import execution, reaper
-from leaderboard.submissions.services import (
-    EntryDetails,
-    SubmissionRefused,
-    queue_evaluation,
-    reverify,
-    submit_bundle,
-)
+from leaderboard.submissions.intake import EntryDetails, submit_bundle
+from leaderboard.submissions.lifecycle import queue_evaluation, reverify
+from leaderboard.submissions.routing import SubmissionRefused
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, zip_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,7 +47,7 @@ def test_a_job_that_is_not_the_runs_current_one_does_nothing(queued_run):
 
 
 def test_a_job_for_a_cancelled_submission_does_nothing(queued_run):
-    from leaderboard.submissions.services import cancel
+    from leaderboard.submissions.lifecycle import cancel
 
     cancel(queued_run.submission, "stop")
     assert execution.execute_run(queued_run.pk, queued_run.rq_job_id) == "skipped"

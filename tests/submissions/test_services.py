@@ -13,20 +13,15 @@ from leaderboard.models import (
     KernelSource,
     Method,
     Submission,
+    SubmissionEvent,
     SubmissionKernel,
 )
-from leaderboard.models.runs import SubmissionEvent
 from leaderboard.submissions import states
 from leaderboard.submissions.bundles import BundleError
+from leaderboard.submissions.intake import EntryDetails, submit_bundle
+from leaderboard.submissions.lifecycle import cancel, reverify
 from leaderboard.submissions.quotas import QuotaExceeded
-from leaderboard.submissions.services import (
-    EntryDetails,
-    SubmissionRefused,
-    cancel,
-    reverify,
-    route,
-    submit_bundle,
-)
+from leaderboard.submissions.routing import SubmissionRefused, route
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, leaderboard_json, zip_bytes
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from leaderboard import scoring
 from leaderboard.models import Baseline, CurationState, EvaluationRun, Provenance, Score, TaskResult
 from leaderboard.submissions import execution, verified
 from leaderboard.submissions.ingest import BadResult, read_result, store_result
-from leaderboard.submissions.services import EntryDetails, submit_bundle
+from leaderboard.submissions.intake import EntryDetails, submit_bundle
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, result_file, zip_bytes
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.test import Client
 
 from leaderboard.models import Submission, TaskResult
 from leaderboard.submissions.ingest import store_result
-from leaderboard.submissions.services import EntryDetails, submit_bundle
+from leaderboard.submissions.intake import EntryDetails, submit_bundle
 from leaderboard.submissions.tokens import authenticate
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, result_file, zip_bytes
 

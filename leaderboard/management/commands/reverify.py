@@ -3,7 +3,8 @@
 from django.core.management import BaseCommand, CommandError
 
 from leaderboard.models import Submission
-from leaderboard.submissions.services import SubmissionRefused, outdated_submissions, reverify
+from leaderboard.submissions.lifecycle import outdated_submissions, reverify
+from leaderboard.submissions.routing import SubmissionRefused
 
 
 class Command(BaseCommand):

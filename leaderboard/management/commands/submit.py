@@ -10,8 +10,9 @@ from leaderboard.reference_data import CPU_HARDWARE
 from leaderboard.submissions import client
 from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.forms import named_entry_details
+from leaderboard.submissions.intake import submit_bundle
 from leaderboard.submissions.quotas import QuotaExceeded
-from leaderboard.submissions.services import SubmissionRefused, submit_bundle
+from leaderboard.submissions.routing import SubmissionRefused
 
 logger = logging.getLogger(__name__)
 

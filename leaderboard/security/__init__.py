@@ -1,0 +1,1 @@
+"""Site-wide protections: security headers and the login throttle."""
