@@ -152,10 +152,16 @@ def verify(entry: Entry, tasks: list[Task], gpu: Hardware, rng: random.Random) -
         started=now,
         finished=now,
     )
-    kernels, results, outcomes = [], [], {Baseline.EAGER: [], Baseline.COMPILE: []}
+    outcomes = add_results(run, bench_kernels(submission, tasks), rng)
+    add_scores(run, outcomes, len(tasks))
+
+
+def bench_kernels(submission: Submission, tasks: list[Task]) -> list[SubmissionKernel]:
+    """Samples 0 and 1 of every task, each a kernel source of its own."""
+    kernels = []
     for task in tasks:
         for sample in (0, 1):
-            text = f"# kernel {entry.pk} {task.pk} {sample}\n"
+            text = f"# kernel {submission.entry_id} {task.pk} {sample}\n"
             digest = hashlib.sha256(text.encode()).hexdigest()
             source = KernelSource.objects.get_or_create(
                 sha256=digest, defaults={"text": text, "size": len(text)}
@@ -169,7 +175,12 @@ def verify(entry: Entry, tasks: list[Task], gpu: Hardware, rng: random.Random) -
                     file_name=f"{task.key}_sample_{sample}_kernel.py",
                 )
             )
-    SubmissionKernel.objects.bulk_create(kernels)
+    return SubmissionKernel.objects.bulk_create(kernels)
+
+
+def add_results(run: EvaluationRun, kernels: list[SubmissionKernel], rng: random.Random) -> dict:
+    """A random result per kernel (80 % correct); the sample-0 outcomes against each baseline."""
+    results, outcomes = [], {Baseline.EAGER: [], Baseline.COMPILE: []}
     for kernel in kernels:
         correct = rng.random() < 0.8
         eager = round(rng.lognormvariate(0.1, 0.6), 4) if correct else None
@@ -191,14 +202,19 @@ def verify(entry: Entry, tasks: list[Task], gpu: Hardware, rng: random.Random) -
             outcomes[Baseline.EAGER].append(scoring.TaskOutcome(correct, eager))
             outcomes[Baseline.COMPILE].append(scoring.TaskOutcome(correct, compiled))
     TaskResult.objects.bulk_create(results)
+    return outcomes
+
+
+def add_scores(run: EvaluationRun, outcomes: dict, n_tasks: int) -> None:
+    """The run's verified scores, aggregated by scoring from its outcomes."""
     scores = []
     for baseline, baseline_outcomes in outcomes.items():
-        for item in scoring.aggregate(baseline_outcomes, len(tasks)).values():
+        for item in scoring.aggregate(baseline_outcomes, n_tasks).values():
             if item.value is None:
                 continue
             scores.append(
                 Score(
-                    entry=entry,
+                    entry_id=run.submission.entry_id,
                     metric_id=item.metric_id,
                     value=item.value,
                     provenance=Provenance.VERIFIED,
@@ -210,7 +226,7 @@ def verify(entry: Entry, tasks: list[Task], gpu: Hardware, rng: random.Random) -
                     ci_low=item.ci_low,
                     ci_high=item.ci_high,
                     baseline=baseline,
-                    n_tasks=len(tasks),
+                    n_tasks=n_tasks,
                 )
             )
     Score.objects.bulk_create(scores)

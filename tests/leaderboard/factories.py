@@ -163,14 +163,19 @@ def verified_run(
                 baseline_eager_ms={"median": 2.0, "mean": 2.1},
                 baseline_compile_ms={"median": 1.5, "mean": 1.6},
             )
-    n_tasks = n_tasks or entry.level.task_count
+    verified_scores(run, results, n_tasks or entry.level.task_count, state)
+    return run
+
+
+def verified_scores(run: EvaluationRun, results: list, n_tasks: int, state: str) -> None:
+    """The run's verified scores for both baselines, from scoring.aggregate() over the sample-0 results."""
     for baseline, index in ((Baseline.EAGER, 1), (Baseline.COMPILE, 2)):
         outcomes = [scoring.TaskOutcome(correct=r[0], speedup=r[index]) for r in results]
         for aggregate in scoring.aggregate(outcomes, n_tasks).values():
             if aggregate.value is None:
                 continue
             Score.objects.create(
-                entry=entry,
+                entry=run.submission.entry,
                 metric_id=aggregate.metric_id,
                 value=aggregate.value,
                 provenance=Provenance.VERIFIED,
@@ -185,7 +190,6 @@ def verified_run(
                 n_tasks=n_tasks,
                 state=state,
             )
-    return run
 
 
 # --- a small level-2 board covering every case the tables must handle -----------------------------------
