@@ -3,6 +3,8 @@
 from django.db import models
 from django.urls import reverse
 
+from tasks import suites
+
 
 class TaskQuerySet(models.QuerySet):
     def current(self, suite: str | None = None):
@@ -13,6 +15,15 @@ class TaskQuerySet(models.QuerySet):
     def level_count(self, suite: str, level_number: int) -> int:
         """Problems in one level of a suite: the denominator of its runs' rates (KernelBench's fast_p)."""
         return self.current(suite).filter(level__number=level_number).count()
+
+    def level_counts(self, suite: str) -> dict[int, int]:
+        """The number of current problems per level of a suite, by level number."""
+        counts = self.current(suite).values_list("level__number").annotate(n=models.Count("pk"))
+        return dict(counts.order_by("level__number"))
+
+    def default_suite(self) -> str:
+        """The suite new submissions target unless they name one: KernelBench once it is imported."""
+        return suites.KERNELBENCH if self.current(suites.KERNELBENCH).exists() else suites.BUILTIN
 
 
 class Task(models.Model):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.sources import kernelbench_hash
+from tasks import suites
 
 BUILTIN_ROOT = Path(__file__).resolve().parent / "builtin"
 CPU_SIZES = BUILTIN_ROOT / "cpu_sizes.toml"
@@ -120,7 +121,7 @@ def builtin_tasks(root: Path = BUILTIN_ROOT) -> list[TaskSpec]:
             key = f"level{level}/{path.stem}"
             if key not in sizes:
                 raise TaskFileError(f"{path}: no CPU-sized variant in {CPU_SIZES.name}")
-            specs.append(read_spec(path, "builtin", level, sizes[key]))
+            specs.append(read_spec(path, suites.BUILTIN, level, sizes[key]))
     return specs
 
 
@@ -146,6 +147,13 @@ def kernelbench_root(checkout: Path) -> Path:
     raise TaskFileError(f"{checkout}: no KernelBench/level1 folder (is this a KernelBench checkout?)")
 
 
+def skipped_levels(checkout: Path) -> list[str]:
+    """The checkout's level folders beyond levels 1–3 (KernelBench's level 4 and any later ones)."""
+    root = kernelbench_root(checkout)
+    found = [path.name for path in root.glob("level*") if path.is_dir()]
+    return sorted(name for name in found if name not in {f"level{level}" for level in LEVELS})
+
+
 def kernelbench_tasks(checkout: Path) -> list[TaskSpec]:
     """Problems of a KernelBench checkout's levels 1–3, keeping ids, names (trailing '_' too) and hashes."""
     root = kernelbench_root(checkout)
@@ -153,7 +161,7 @@ def kernelbench_tasks(checkout: Path) -> list[TaskSpec]:
     for level in LEVELS:
         folder = root / f"level{level}"
         if folder.is_dir():
-            specs.extend(read_spec(path, "kernelbench", level) for path in level_files(folder))
+            specs.extend(read_spec(path, suites.KERNELBENCH, level) for path in level_files(folder))
     if not specs:
         raise TaskFileError(f"{checkout}: no problem files in level1..3")
     return specs

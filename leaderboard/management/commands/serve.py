@@ -29,6 +29,7 @@ class Command(BaseCommand):
             env = {**os.environ, "REDIS_URL": redis_url}
             call_command("migrate", interactive=False, verbosity=0)
             call_command("seed")
+            call_command("suites")  # the task suites, and how to import KernelBench while it is missing
             password = self.ensure_demo_admin()
             children = [] if no_worker else [self.start_worker(env)]
             children.append(self.start_web(env, host, port))
