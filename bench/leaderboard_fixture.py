@@ -117,7 +117,7 @@ def make_tasks(level: Level) -> list[Task]:
         text = f"# bench problem {problem_id}\n"
         tasks.append(
             Task.objects.get_or_create(
-                suite="bench",
+                suite=scoring.RANKING_SUITE,
                 level=level,
                 problem_id=problem_id,
                 version=1,
@@ -137,7 +137,7 @@ def verify(entry: Entry, tasks: list[Task], gpu: Hardware, rng: random.Random) -
     submission = Submission.objects.create(
         user=user,
         entry=entry,
-        suite="bench",
+        suite=scoring.RANKING_SUITE,
         hardware=gpu,
         status="completed",
         bundle_format="leaderboard_json",
@@ -227,6 +227,8 @@ def add_scores(run: EvaluationRun, outcomes: dict, n_tasks: int) -> None:
                     ci_high=item.ci_high,
                     baseline=baseline,
                     n_tasks=n_tasks,
+                    suite=run.submission.suite,
+                    lane=scoring.lane(run.submission.suite, run.device),
                 )
             )
     Score.objects.bulk_create(scores)

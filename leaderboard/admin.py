@@ -159,7 +159,7 @@ class SourceAdmin(admin.ModelAdmin):
 @admin.register(Score)
 class ScoreAdmin(SimpleHistoryAdmin):
     list_display = ["entry", "metric", "value", "provenance", "baseline", "aggregation", "state", "source"]
-    list_filter = ["provenance", "state", "metric", "baseline", "entry__level", "source__kind"]
+    list_filter = ["provenance", "lane", "state", "metric", "baseline", "entry__level", "source__kind"]
     search_fields = ["entry__label", "entry__method__name", "as_written", "source__title", "state_reason"]
     list_select_related = ["entry__method", "entry__level", "metric", "source"]
     autocomplete_fields = ["entry", "source"]

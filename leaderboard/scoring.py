@@ -6,6 +6,8 @@ otherwise: fast_p counts speedup strictly greater than p over all tasks of the l
 missing tasks count as misses); speedup aggregates are over correct kernels; the penalised geomean
 counts an incorrect or missing task as 1x (the PyTorch fallback) and a correct one at its measured speedup,
 below 1x too (not clamped to max(1, s) as one KernelBench fork does: a slow kernel shows as a regression).
+Verified scores rank beside reported ones only from GPU runs over the ranking suite, KernelBench's own
+problems, whole levels; another suite or CPU timing is a separate lane (`lane`).
 """
 
 import bisect
@@ -15,11 +17,15 @@ from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
 
 # The choices' own modules, not the leaderboard.models package: the Score queryset reads RANKABLE_STATES.
-from leaderboard.models.curation import CurationState
+from leaderboard.models.curation import CurationState, Lane
 from leaderboard.models.metrics import Aggregation, Denominator, ThresholdOp
+from tasks import suites
 
 RANKABLE_STATES = (CurationState.VISIBLE, CurationState.FLAGGED)
 """Scores in these states rank; hidden and hacked ones are kept but never rank."""
+
+RANKING_SUITE = suites.KERNELBENCH
+"""The suite whose GPU-verified scores rank among reported ones: KernelBench's own problems at full size."""
 
 FAST_P_THRESHOLDS = {"fast_1": 1.0, "fast_1_2": 1.2, "fast_1_5": 1.5, "fast_2": 2.0}
 """The fast_p metrics with their own catalogue column."""
@@ -33,6 +39,23 @@ BOOTSTRAP_RESAMPLES = 2000
 def is_rankable(state: str) -> bool:
     """Whether a score in this curation state may rank."""
     return state in RANKABLE_STATES
+
+
+def separate_lane_reasons(suite: str, device: str) -> list[str]:
+    """Why a run's verified scores cannot rank among full-suite results: over another suite than the
+    ranking one (its levels are not KernelBench's), or timed on the CPU. None: they rank."""
+    reasons = []
+    if suite != RANKING_SUITE:
+        reasons.append(f"verified over the {suite or 'unnamed'} suite, not the whole KernelBench level")
+    if device == "cpu":
+        reasons.append("CPU timing, not a GPU verification")
+    return reasons
+
+
+def lane(suite: str, device: str) -> str:
+    """The lane of a run's verified scores: the ranking lane for a GPU run over the ranking suite, else
+    the separate lane, which tables show only when asked."""
+    return Lane.SEPARATE if separate_lane_reasons(suite, device) else Lane.RANKING
 
 
 def fast_p_metric_id(p: float) -> str:

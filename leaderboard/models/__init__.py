@@ -3,7 +3,7 @@ submissions and their evaluations, and API tokens."""
 
 from leaderboard.models.access import LoginFailureCount
 from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, Level, Method, MethodKind
-from leaderboard.models.curation import CurationState, Provenance
+from leaderboard.models.curation import CurationState, Lane, Provenance
 from leaderboard.models.evaluations import EvaluationRun, TaskResult
 from leaderboard.models.freshness import DataVersion
 from leaderboard.models.metrics import (
@@ -32,6 +32,7 @@ __all__ = [
     "EvaluationRun",
     "Hardware",
     "KernelSource",
+    "Lane",
     "Level",
     "LoginFailureCount",
     "Method",

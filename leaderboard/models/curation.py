@@ -1,4 +1,5 @@
-"""Where a score comes from (its provenance) and what curators decided about it (its curation state).
+"""Where a score comes from (its provenance), what curators decided about it (its curation state), and
+the lane it ranks in.
 
 Choices only, no model: `leaderboard.scoring` reads them without importing the Score model, whose
 queryset reads the eligibility rules from scoring.
@@ -19,3 +20,11 @@ class CurationState(models.TextChoices):
     FLAGGED = "flagged", "Flagged"
     HACKED = "hacked", "Hacked"
     HIDDEN = "hidden", "Hidden"
+
+
+class Lane(models.TextChoices):
+    """Verified scores over the whole level of the ranking suite, timed on a GPU, rank among reported ones;
+    those over another suite (the built-in one) or timed on the CPU form a separate lane, shown on request."""
+
+    RANKING = "ranking", "Ranking"
+    SEPARATE = "separate", "Separate lane (another suite or CPU timing)"

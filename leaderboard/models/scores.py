@@ -6,7 +6,7 @@ from simple_history.models import HistoricalRecords
 
 from leaderboard import scoring
 from leaderboard.models.catalogue import Baseline, Entry
-from leaderboard.models.curation import CurationState, Provenance
+from leaderboard.models.curation import CurationState, Lane, Provenance
 from leaderboard.models.metrics import Aggregation, Denominator, Metric, ThresholdOp
 
 
@@ -87,6 +87,10 @@ class Score(models.Model):
     denominator = models.CharField(max_length=16, choices=Denominator.choices, default=Denominator.UNSTATED)
     baseline = models.CharField(max_length=16, choices=Baseline.choices, default=Baseline.EAGER)
     n_tasks = models.PositiveIntegerField(null=True, blank=True)
+    suite = models.CharField(
+        max_length=40, blank=True, help_text="Task suite a verified score is over; blank for reported ones."
+    )
+    lane = models.CharField(max_length=10, choices=Lane.choices, default=Lane.RANKING)
     notes = models.TextField(blank=True)
 
     # Curation.

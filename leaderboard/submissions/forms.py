@@ -5,13 +5,15 @@ from django.conf import settings
 
 from leaderboard.models import Entry, Hardware, Method, MethodKind
 from leaderboard.reference_data import CPU_HARDWARE
-from leaderboard.submissions.intake import DEFAULT_SUITE, EntryDetails
+from leaderboard.submissions.intake import EntryDetails
 from leaderboard.submissions.routing import SubmissionRefused, evaluation_targets, find_target
 from tasks.models import Task
 
 
 def suite_choices():
-    suites = sorted(set(Task.objects.current().values_list("suite", flat=True))) or [DEFAULT_SUITE]
+    suites = sorted(set(Task.objects.current().values_list("suite", flat=True))) or [
+        Task.objects.default_suite()
+    ]
     return [(suite, suite) for suite in suites]
 
 
@@ -50,7 +52,11 @@ class EntryFieldsForm(forms.Form):
     mode = forms.CharField(
         max_length=longest(Entry, "mode"), required=False, help_text="Protocol, e.g. zero-shot, multi-turn."
     )
-    suite = forms.ChoiceField(choices=suite_choices, initial=DEFAULT_SUITE)
+    suite = forms.ChoiceField(
+        choices=suite_choices,
+        initial=Task.objects.default_suite,
+        help_text="The suite the bundle's task ids refer to (kernelbench once imported: the ranking suite).",
+    )
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
 
     def details_with(self, method_name: str, hardware: Hardware) -> EntryDetails:
@@ -65,7 +71,7 @@ class EntryFieldsForm(forms.Form):
             data_source=data["data_source"],
             mode=data["mode"],
             notes=data["notes"],
-            suite=data["suite"] or DEFAULT_SUITE,
+            suite=data["suite"],
         )
 
 

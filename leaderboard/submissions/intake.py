@@ -5,7 +5,7 @@ transaction commits; the job is enqueued once it has.
 """
 
 import datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -29,7 +29,6 @@ from leaderboard.submissions.routing import route
 from tasks.models import Task
 
 Status = Submission.Status
-DEFAULT_SUITE = "builtin"
 
 
 @dataclass
@@ -45,7 +44,7 @@ class EntryDetails:
     data_source: str = ""
     mode: str = ""
     notes: str = ""
-    suite: str = DEFAULT_SUITE
+    suite: str = ""  # the default suite (Task.objects.default_suite) when blank
     extra: dict = field(default_factory=dict)
 
 
@@ -56,6 +55,7 @@ def submit_bundle(user, data: bytes, name: str, details: EntryDetails) -> list[S
     Evaluation jobs are enqueued only once the transaction commits.
     """
     route(details.hardware)
+    details = replace(details, suite=details.suite or Task.objects.default_suite())
     tasks = {task.key: task for task in Task.objects.current(details.suite).select_related("level")}
     bundle = check_bundle(data, name, tasks.keys(), details.suite)
     with transaction.atomic():

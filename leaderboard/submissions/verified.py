@@ -1,9 +1,11 @@
 """A completed run's per-task results into verified scores on its entry, through leaderboard.scoring.
 
-Sample 0 alone ranks. Scores are written for both baselines (eager and torch.compile) where the run
-measured them, keyed by the run (and so by harness version): a re-verification adds scores, it never
-overwrites an older run's. A kernel the harness flagged as a hack counts as incorrect; any suspect or
-hack flag marks the scores 'flagged' for review.
+Sample 0 alone ranks, and the rates are over every task of the suite's level (a missing one counts as a
+miss). Scores are written for both baselines (eager and torch.compile) where the run measured them, keyed
+by the run (and so by harness version): a re-verification adds scores, it never overwrites an older run's.
+A kernel the harness flagged as a hack counts as incorrect; any suspect or hack flag marks the scores
+'flagged' for review. Each score records its suite and lane: a GPU run over the ranking suite (KernelBench)
+ranks; another suite or CPU timing is the separate lane, which tables show only when asked.
 """
 
 from leaderboard import scoring
@@ -11,6 +13,7 @@ from leaderboard.models import Baseline, CurationState, Metric, Provenance, Scor
 from tasks.models import Task
 
 CPU_NOTE = "CPU timing (host clock): not a GPU verification."
+SEPARATE_NOTE = "Separate lane ({why}): does not rank among full-suite results (shown with lane=separate)."
 BASELINE_FIELDS = {Baseline.EAGER: "speedup_eager", Baseline.COMPILE: "speedup_compile"}
 
 
@@ -52,9 +55,16 @@ def review_state(results: list[TaskResult]) -> tuple[str, str]:
 
 
 def score_notes(run, results: list[TaskResult], n_tasks: int) -> str:
-    notes = [f"{len(results)} of {n_tasks} tasks submitted; harness {run.harness_version}, {run.mode} mode."]
+    suite = run.submission.suite
+    notes = [
+        f"{len(results)} of {n_tasks} tasks of the {suite} suite submitted; harness {run.harness_version}, "
+        f"{run.mode} mode."
+    ]
     if run.is_cpu_only:
         notes.append(CPU_NOTE)
+    reasons = scoring.separate_lane_reasons(suite, run.device)
+    if reasons:
+        notes.append(SEPARATE_NOTE.format(why="; ".join(reasons)))
     degenerate = sum(1 for r in results if r.degenerate)
     if degenerate:
         notes.append(f"{degenerate} task(s) accept a null kernel (degenerate).")
@@ -92,6 +102,8 @@ def write_scores(run) -> list[Score]:
                     "threshold_op": aggregate.threshold_op,
                     "denominator": aggregate.denominator,
                     "n_tasks": n_tasks,
+                    "suite": submission.suite,
+                    "lane": scoring.lane(submission.suite, run.device),
                     "notes": notes,
                     "state": state,
                     "state_reason": state_reason,

@@ -19,9 +19,11 @@ from leaderboard.table.build import Column, Table, build_table
 from leaderboard.table.cells import AGGREGATION_LABELS, BASELINE_LABELS, DENOMINATOR_LABELS, Cell, build_cell
 from leaderboard.table.fetch import Candidate, fetch_candidates
 from leaderboard.table.query import (
+    ALL_LANES,
     DEFAULT_PER_PAGE,
     DEFAULT_VIEW,
     FAST_P_KEY,
+    LANE_FILTERS,
     MAX_PER_PAGE,
     TOP_SELECTED,
     VIEWS,
@@ -33,11 +35,13 @@ from leaderboard.table.rows import Row
 
 __all__ = [
     "AGGREGATION_LABELS",
+    "ALL_LANES",
     "BASELINE_LABELS",
     "DEFAULT_PER_PAGE",
     "DEFAULT_VIEW",
     "DENOMINATOR_LABELS",
     "FAST_P_KEY",
+    "LANE_FILTERS",
     "MAX_PER_PAGE",
     "TOP_SELECTED",
     "VIEWS",

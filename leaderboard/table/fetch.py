@@ -45,6 +45,8 @@ DETAIL_FIELDS = (
     "ci_high",
     "run__hardware__name",
     "run__device",
+    "suite",
+    "lane",
     "source_id",
     "source__title",
     "source__kind",
@@ -78,6 +80,8 @@ class Candidate:
     ci_high: float | None = None
     run_hardware: str = ""
     run_device: str = ""
+    suite: str = ""
+    lane: str = ""
     source_id: int | None = None
     source_title: str = ""
     source_kind: str = ""
@@ -104,8 +108,9 @@ class Candidate:
 
 
 def table_scores(query: TableQuery):
-    """The stored scores a table may show under the query's filters (hidden ones never)."""
-    scores = Score.objects.shown()
+    """The stored scores a table may show under the query's filters (hidden ones never; the lanes the
+    query asks for, the ranking lane alone by default)."""
+    scores = Score.objects.shown().filter(lane__in=query.lanes)
     if query.provenance:
         scores = scores.filter(provenance=query.provenance)
     if query.baseline:

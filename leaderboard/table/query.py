@@ -4,7 +4,7 @@ import datetime
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from leaderboard.models import METRIC_COLUMNS, Baseline
+from leaderboard.models import METRIC_COLUMNS, Baseline, Lane
 
 DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 1000
@@ -87,6 +87,11 @@ def sortable_keys(view: View) -> set[str]:
     return keys
 
 
+ALL_LANES = "all"
+LANE_FILTERS = (*Lane.values, ALL_LANES)
+"""Values of the lane filter: one lane, or both ranked together; without it a table shows the ranking lane."""
+
+
 @dataclass(frozen=True)
 class TableQuery:
     """Everything the URL can say about a table; links reproduce the table from it."""
@@ -101,6 +106,7 @@ class TableQuery:
     date_from: datetime.date | None = None
     date_to: datetime.date | None = None
     q: str = ""
+    lane: str = ""
     page: int = 1
     per_page: int = DEFAULT_PER_PAGE
     compare: tuple[int, ...] = ()
@@ -109,7 +115,14 @@ class TableQuery:
     def filtered(self) -> bool:
         return any(
             (self.hardware, self.baseline, self.provenance, self.kind, self.date_from, self.date_to, self.q)
-        )
+        ) or self.lanes != (Lane.RANKING,)
+
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        """The lanes whose scores the table shows: the ranking lane unless the lane filter says otherwise."""
+        if self.lane == ALL_LANES:
+            return tuple(Lane.values)
+        return (self.lane or Lane.RANKING,)
 
     @property
     def verified_baseline(self) -> str:
@@ -126,7 +139,7 @@ class TableQuery:
             params["sort"] = query.sort
         if query.view == "fastp" or query.p != 1.0:
             params["p"] = f"{query.p:g}"
-        for name in ("hardware", "baseline", "provenance", "kind", "q"):
+        for name in ("hardware", "baseline", "provenance", "kind", "q", "lane"):
             if getattr(query, name):
                 params[name] = getattr(query, name)
         if query.date_from:

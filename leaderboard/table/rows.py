@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from django.urls import reverse
 
 from leaderboard import scoring
-from leaderboard.models import Aggregation, CurationState, Level, MethodKind, Metric
+from leaderboard.models import Aggregation, CurationState, Lane, Level, MethodKind, Metric
 from leaderboard.table.cells import BASELINE_LABELS, Cell, build_cell
 from leaderboard.table.fetch import Candidate
 from leaderboard.table.query import FAST_P_KEY, TableQuery
@@ -64,6 +64,28 @@ class Row:
         return any(
             cell.verified is not None and cell.verified.run_device == "cpu" for cell in self.cells.values()
         )
+
+    @property
+    def separate_lane(self) -> Candidate | None:
+        """One of the row's verified scores when they come from the separate lane (another suite or CPU
+        timing), else None."""
+        return next(
+            (
+                cell.verified
+                for cell in self.cells.values()
+                if cell.verified is not None and cell.verified.lane == Lane.SEPARATE
+            ),
+            None,
+        )
+
+    @property
+    def lane(self) -> str:
+        return Lane.SEPARATE if self.separate_lane is not None else Lane.RANKING
+
+    @property
+    def suite(self) -> str:
+        """The task suite of the row's verified values ('' for a reported row)."""
+        return next((cell.verified.suite for cell in self.cells.values() if cell.verified is not None), "")
 
     @property
     def baseline(self) -> str:

@@ -82,6 +82,8 @@ def score_data(score) -> dict:
         "denominator": score.denominator,
         "baseline": score.baseline,
         "n_tasks": score.n_tasks,
+        "suite": score.suite or None,
+        "lane": score.lane,
         "notes": score.notes,
     }
     if score.is_verified:

@@ -7,7 +7,8 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from leaderboard.models import Provenance
-from leaderboard.table import FAST_P_KEY, Cell, Row
+from leaderboard.scoring import separate_lane_reasons
+from leaderboard.table import FAST_P_KEY, Candidate, Cell, Row
 from leaderboard.views.text import cell_title, difference_text, reported_text, value_text
 
 DASH = '<span class="dash">—</span>'
@@ -18,6 +19,10 @@ VERIFIED_BADGE = (
 CPU_VERIFIED_BADGE = (
     ' <span class="badge badge-verified badge-cpu" title="CPU timing, not a GPU verification">'
     "✓ verified · CPU</span>"
+)
+LANE_BADGE = (
+    ' <span class="badge badge-lane" title="Separate lane: {why}; it never ranks among full-suite results '
+    'unless the lane filter asks for all">{suite} · separate lane</span>'
 )
 REPRO_BADGE = ' <span class="badge" title="A third party&#x27;s reproduction">repro</span>'
 
@@ -95,11 +100,21 @@ def url_template(name: str) -> str:
     return reverse(name, args=[URL_ARGUMENT]).replace(URL_ARGUMENT, "{}")
 
 
+def lane_badge(score: Candidate) -> str:
+    """The mark of a row from the separate lane, saying why it is there."""
+    why = "; ".join(separate_lane_reasons(score.suite, score.run_device))
+    suite = f"{score.suite} suite" if score.suite else "other suite"
+    return LANE_BADGE.format(why=escape(why), suite=escape(suite))
+
+
 def name_html(row: Row, entry_url: str, method_url: str) -> str:
     """The name cell: the entry's link, its badges and a line of method facts."""
     badges = ""
     if row.is_verified:
         badges = CPU_VERIFIED_BADGE if row.cpu_only else VERIFIED_BADGE
+    separate = row.separate_lane
+    if separate is not None:
+        badges += lane_badge(separate)
     if row.reproduce:
         badges += REPRO_BADGE
     facts = []

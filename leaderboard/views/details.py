@@ -10,13 +10,14 @@ from leaderboard.models import (
     Baseline,
     Entry,
     EvaluationRun,
+    Lane,
     Method,
     Metric,
     Provenance,
     Score,
     TaskResult,
 )
-from leaderboard.table import TableQuery, build_cell, fetch_candidates
+from leaderboard.table import ALL_LANES, TableQuery, build_cell, fetch_candidates
 from leaderboard.views.text import conventions_text
 from tasks.models import Task
 
@@ -31,14 +32,18 @@ def rankable_verified(run_ref: str = "pk", metric_id: str | None = None):
 
 
 def latest_verified_runs() -> list[EvaluationRun]:
-    """Completed runs whose verified scores rank, newest first, with their Fast1 and penalised geomean."""
+    """Completed runs whose verified scores rank (either lane), newest first, with Fast1, geomean and lane."""
     fast_1 = rankable_verified(metric_id="fast_1").values("value")[:1]
     geomean = rankable_verified(metric_id="speedup_geomean_all").values("value")[:1]
     runs = (
         EvaluationRun.objects.filter(status=EvaluationRun.Status.COMPLETED)
         .filter(Exists(rankable_verified()))
         .select_related("hardware", "submission__entry__method", "submission__entry__level")
-        .annotate(fast_1=Subquery(fast_1), geomean_all=Subquery(geomean))
+        .annotate(
+            fast_1=Subquery(fast_1),
+            geomean_all=Subquery(geomean),
+            lane=Subquery(rankable_verified().values("lane")[:1]),
+        )
         .order_by("-finished", "-pk")
     )
     return list(runs[:LATEST_RUNS])
@@ -54,7 +59,8 @@ def newest_runs(candidates) -> dict[int, int]:
 
 
 def method_detail(slug: str) -> dict | None:
-    """A method with all its entries across levels, each with the cells the leaderboard would show."""
+    """A method with all its entries across levels, each with the cells the leaderboard would show (in
+    either lane: a separate-lane entry is marked)."""
     method = Method.objects.filter(slug=slug).first()
     if method is None:
         return None
@@ -63,7 +69,8 @@ def method_detail(slug: str) -> dict | None:
         .select_related("level", "hardware")
         .order_by("level__number", "date", "pk")
     )
-    candidates = fetch_candidates(Q(entry__method=method), TableQuery(), detail=True)
+    candidates = fetch_candidates(Q(entry__method=method), TableQuery(lane=ALL_LANES), detail=True)
+    separate = {c.entry_id for c in candidates if c.verified and c.lane == Lane.SEPARATE}
     metrics = {metric.id: metric for metric in Metric.objects.all()}
     runs = newest_runs(candidates)
     grouped = defaultdict(list)
@@ -78,6 +85,7 @@ def method_detail(slug: str) -> dict | None:
             {
                 "entry": entry,
                 "verified_run": runs.get(entry.pk),
+                "separate_lane": entry.pk in separate,
                 "cells": [
                     build_cell(metrics[m], grouped.get((entry.pk, m), []), runs.get(entry.pk))
                     for m in present
@@ -106,7 +114,7 @@ def entry_scores(entry: Entry) -> list[dict]:
         for score in metric_scores:
             score.conventions = conventions_text(
                 score.aggregation, score.threshold_op, score.denominator, score.baseline, score.n_tasks
-            )
+            ) + (f" · {score.suite} suite" if score.suite else "")
         reported = [
             s for s in metric_scores if s.provenance == Provenance.REPORTED and scoring.is_rankable(s.state)
         ]

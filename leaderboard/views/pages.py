@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404, render
 
 from leaderboard import scoring
 from leaderboard import table as tables
-from leaderboard.models import Baseline, Level, MethodKind, Provenance
+from leaderboard.models import Baseline, Lane, Level, MethodKind, Provenance
 from leaderboard.views import details
 from leaderboard.views.cells import cells_html, rows_html
 from leaderboard.views.charts import chart_data
@@ -14,6 +14,12 @@ from tasks.models import Task
 
 HOME_TOP = 3
 """Top rows shown per level on the home page."""
+
+LANE_CHOICES = [
+    (Lane.SEPARATE, "separate lane: other suites, CPU runs"),
+    (tables.ALL_LANES, "both lanes, ranked together"),
+]
+"""The lane filter's options besides the default, the ranking lane."""
 
 
 def bad_request(request, error: BadQuery):
@@ -67,6 +73,7 @@ def level_context(table: tables.Table) -> dict:
         "kinds": MethodKind.choices,
         "baselines": [(Baseline.EAGER, Baseline.EAGER.label), (Baseline.COMPILE, Baseline.COMPILE.label)],
         "provenances": Provenance.choices,
+        "lanes": LANE_CHOICES,
         "charts": charts,
         "pager": pager(table),
         "p_max": scoring.FAST_P_MAX,

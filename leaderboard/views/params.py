@@ -10,6 +10,7 @@ from leaderboard.models import Baseline, MethodKind, Provenance
 from leaderboard.table import (
     DEFAULT_PER_PAGE,
     DEFAULT_VIEW,
+    LANE_FILTERS,
     MAX_PER_PAGE,
     VIEWS,
     TableQuery,
@@ -114,6 +115,7 @@ def parse_query(params: Mapping) -> TableQuery:
         date_from=date_from,
         date_to=date_to,
         q=(params.get("q") or "").strip()[:200],
+        lane=_choice(params, "lane", LANE_FILTERS),
         page=_positive_int(params, "page", 1, 10**6),
         per_page=_positive_int(params, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE),
         compare=_compare(params),

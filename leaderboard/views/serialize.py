@@ -59,6 +59,8 @@ def cell_data(cell: Cell | None) -> dict | None:
         "denominator": shown.denominator if shown else None,
         "baseline": shown.baseline if shown else None,
         "n_tasks": shown.n_tasks if shown else None,
+        "suite": (shown.suite or None) if shown else None,
+        "lane": shown.lane if shown else None,
         "flagged": cell.flagged,
         "hacked": cell.hacked and cell.value is None,
         "reported": reported_data(cell),
@@ -91,6 +93,8 @@ def row_data(row: Row, table: Table) -> dict:
         "data_source": row.data_source,
         "reproduce": row.reproduce,
         "verified_run": row.verified_run,
+        "lane": row.lane,
+        "suite": row.suite or None,
         "url": row.url,
         "scores": {metric_id: cell_data(row.cells.get(metric_id)) for metric_id in table.metric_ids},
     }
@@ -119,7 +123,9 @@ def table_data(table: Table) -> dict:
             "from": query.date_from.strftime("%Y-%m") if query.date_from else None,
             "to": query.date_to.strftime("%Y-%m") if query.date_to else None,
             "q": query.q or None,
+            "lane": query.lane or None,
         },
+        "lanes": list(query.lanes),
         "columns": [
             {"key": c.key, "title": c.title, "unit": c.unit or None, "metric": c.is_metric}
             for c in table.columns
@@ -133,7 +139,7 @@ def table_data(table: Table) -> dict:
 
 
 def csv_header(table: Table) -> list[str]:
-    header = ["rank", "entry_id", "method", "entry"]
+    header = ["rank", "entry_id", "method", "entry", "lane", "suite"]
     header += [column.key for column in table.columns if not column.is_metric and column.key != "name"]
     for column in table.columns:
         if column.is_metric:
@@ -170,6 +176,7 @@ def csv_info(row: Row, key: str) -> str:
 def csv_record(row: Row, table: Table) -> list[str]:
     """One CSV line: the row's columns as on screen, each metric with its provenance and source."""
     record = ["" if row.rank is None else str(row.rank), str(row.entry_id), row.method_name, row.name]
+    record += [row.lane, row.suite]
     record += [csv_info(row, c.key) for c in table.columns if not c.is_metric and c.key != "name"]
     for column in table.columns:
         if not column.is_metric:

@@ -253,7 +253,8 @@ def pages_of(board) -> list[str]:
         "/",
         "/levels/1/",
         "/levels/1/?view=fastp&p=1.0",
-        "/levels/1/?view=geomean",
+        "/levels/1/?view=geomean&lane=all",  # its verified scores are of the separate lane (a CPU run)
+        "/levels/1/?lane=separate",
         f"/methods/{entry.method.slug}/",
         f"/entries/{entry.pk}/",
         f"/submissions/{submission.pk}/",

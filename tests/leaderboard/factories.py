@@ -72,13 +72,13 @@ def reported(entry: Entry, metric_id: str, value: float, paper: Source | None = 
     )
 
 
-def tasks(number: int, count: int) -> list[Task]:
-    """count tasks of a level (suite 'test'), created once and reused."""
+def tasks(number: int, count: int, suite: str = scoring.RANKING_SUITE) -> list[Task]:
+    """count tasks of a level of a suite (KernelBench's stand-ins by default), created once and reused."""
     found = []
     for problem_id in range(1, count + 1):
         text = f"# problem {problem_id}\nclass Model: pass\n"
         task, _ = Task.objects.get_or_create(
-            suite="test",
+            suite=suite,
             level=level(number),
             problem_id=problem_id,
             version=1,
@@ -96,11 +96,11 @@ def user():
     return get_user_model().objects.get_or_create(username="submitter")[0]
 
 
-def submission(entry: Entry, gpu: Hardware) -> Submission:
+def submission(entry: Entry, gpu: Hardware, suite: str = scoring.RANKING_SUITE) -> Submission:
     return Submission.objects.create(
         user=user(),
         entry=entry,
-        suite="test",
+        suite=suite,
         hardware=gpu,
         status=Submission.Status.COMPLETED,
         bundle_format=Submission.Format.LEADERBOARD_JSON,
@@ -131,14 +131,16 @@ def verified_run(
     device: str = "cuda",
     state: str = CurationState.VISIBLE,
     extra_samples: int = 0,
+    suite: str = scoring.RANKING_SUITE,
 ) -> EvaluationRun:
     """A completed run: one TaskResult per (correct, speedup vs eager, vs compile), and its verified scores.
 
-    The scores come from scoring.aggregate() over the sample-0 results, for both baselines, as the
-    verified-score writer stores them. extra_samples adds that many other samples per task (never ranked).
+    The scores come from scoring.aggregate() over the sample-0 results, for both baselines, with the suite
+    and lane, as the verified-score writer stores them: a run over another suite than the ranking one, or
+    on the CPU, is of the separate lane. extra_samples adds that many other samples per task (never ranked).
     """
     gpu_row = hardware(gpu)
-    owner = submission(entry, gpu_row)
+    owner = submission(entry, gpu_row, suite)
     now = datetime.datetime.now(datetime.UTC)
     run = EvaluationRun.objects.create(
         submission=owner,
@@ -149,7 +151,7 @@ def verified_run(
         started=now,
         finished=now,
     )
-    task_rows = tasks(entry.level.number, len(results))
+    task_rows = tasks(entry.level.number, len(results), suite)
     for task, (correct, eager, compiled) in zip(task_rows, results, strict=True):
         for sample in range(1 + extra_samples):
             TaskResult.objects.create(
@@ -188,6 +190,8 @@ def verified_scores(run: EvaluationRun, results: list, n_tasks: int, state: str)
                 ci_high=aggregate.ci_high,
                 baseline=baseline,
                 n_tasks=n_tasks,
+                suite=run.submission.suite,
+                lane=scoring.lane(run.submission.suite, run.device),
                 state=state,
             )
 

@@ -34,8 +34,8 @@ def test_scores_shown_rankable_verified_and_shown_verified():
 
 
 def test_current_tasks_of_a_suite_and_the_count_of_a_level():
-    factories.tasks(2, 3)  # suite 'test', level 2, problems 1..3
-    factories.tasks(1, 2)
+    factories.tasks(2, 3, suite="test")  # level 2, problems 1..3
+    factories.tasks(1, 2, suite="test")
     retired = Task.objects.get(suite="test", level__number=2, problem_id=3)
     retired.is_current = False
     retired.save()

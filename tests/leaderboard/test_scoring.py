@@ -12,9 +12,11 @@ from leaderboard.scoring import (
     fast_p_metric_id,
     geomean,
     is_rankable,
+    lane,
     parse_p,
     penalised_speedups,
     rate_denominator,
+    separate_lane_reasons,
     sort_key,
 )
 
@@ -110,3 +112,14 @@ def test_missing_values_sort_last_both_ways():
 
 def test_only_visible_and_flagged_rank():
     assert [is_rankable(s) for s in ("visible", "flagged", "hacked", "hidden")] == [True, True, False, False]
+
+
+def test_only_gpu_runs_over_the_ranking_suite_rank_beside_reported_scores():
+    assert lane("kernelbench", "cuda") == "ranking"
+    assert separate_lane_reasons("kernelbench", "cuda") == []
+    assert lane("kernelbench", "cpu") == "separate"
+    assert lane("builtin", "cuda") == "separate"
+    assert separate_lane_reasons("builtin", "cpu") == [
+        "verified over the builtin suite, not the whole KernelBench level",
+        "CPU timing, not a GPU verification",
+    ]

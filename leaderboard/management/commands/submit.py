@@ -39,7 +39,11 @@ class Command(BaseCommand):
             "lists the choices.",
         )
         parser.add_argument("--notes", default="")
-        parser.add_argument("--suite", default="builtin")
+        parser.add_argument(
+            "--suite",
+            default="",
+            help="Task suite (default: kernelbench once imported on the site, else builtin).",
+        )
         parser.add_argument("--server", help="Base URL of the leaderboard, e.g. http://127.0.0.1:8000.")
         parser.add_argument("--token", help="API token (from issue_token).")
         parser.add_argument("--user", help="Without --server: submit as this user into the local database.")
