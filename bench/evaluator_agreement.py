@@ -106,8 +106,21 @@ def our_verdict(task: Path, kernel: Path) -> dict:
     }
 
 
+def one(source: Path, task: Path, kernel: Path) -> int:
+    """--one SOURCE TASK KERNEL: KernelBench's verdict on one pair, as a JSON line on stdout."""
+    provide_unused_imports()
+    sys.path.insert(0, str(source))
+    import kernelbench.eval as kb_eval
+
+    verdict = kernelbench_verdict(kb_eval, task, kernel, "cuda")
+    sys.stdout.write("\n" + json.dumps(verdict) + "\n")
+    return 0
+
+
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if sys.argv[1] == "--one":
+        return one(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))
     source, out_path, pairs = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
     provide_unused_imports()
     sys.path.insert(0, str(source))
@@ -117,7 +130,7 @@ def main() -> int:
     for pair in pairs:
         task, kernel, *rest = pair.split(":")
         backend = rest[0] if rest else "cuda"
-        theirs = kernelbench_verdict(kb_eval, ROOT / task, ROOT / kernel, backend)
+        theirs = kernelbench_verdict(kb_eval, ROOT / task, ROOT / kernel, backend)  # paths from the root
         ours = our_verdict(ROOT / task, ROOT / kernel)
         ratio = ours["speedup"] / theirs["speedup"] if ours["speedup"] and theirs["speedup"] else None
         rows.append({"task": task, "kernel": kernel, "kernelbench": theirs, "ours": ours, "ratio": ratio})

@@ -64,41 +64,35 @@ def add_policy_options(command: argparse.ArgumentParser) -> None:
 
 
 def default_device() -> str:
-    import torch
+    from evaluator.trusted.environment import nvidia_smi
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return "cuda" if os.environ.get("CUDA_VISIBLE_DEVICES") != "" and nvidia_smi() else "cpu"
 
 
-def run_settings(args: argparse.Namespace):
-    """The evaluation settings of a `run` command; ValueError for a bad mode, device or baseline."""
-    from evaluator.batch import default_cache_dir
-    from evaluator.compile_cache import CompileCache
-    from evaluator.environment import collect, cuda_arch_list
-    from evaluator.evaluate import Settings
-    from evaluator.policy import make_policy
-    from evaluator.sandbox import default_limits, sandbox_report
+def run_manifest(args: argparse.Namespace, folder: Path) -> Path:
+    """`run` as a batch of one: the same path as the worker's (a manifest, a reference process, a child)."""
+    from evaluator.manifest import write_manifest
 
-    device = args.device or default_device()
-    baselines = tuple(name for name in args.baselines.split(",") if name)
-    options = {"tolerance": args.tolerance, "trials": args.trials, "warmup": args.warmup}
-    policy = make_policy(args.mode, device, baselines=baselines, **options)
-    python = os.environ.get("EVALUATOR_CHILD_PYTHON") or sys.executable
-    return Settings(
-        policy=policy,
-        compile_timeout=args.compile_timeout,
-        run_timeout=args.timeout,
-        cache=CompileCache(args.cache_dir or default_cache_dir()),
-        arch_list=cuda_arch_list() if device == "cuda" else None,
-        environment=collect(device, sandbox_report(default_limits(device), python)),
-        python=python,
+    baselines = [name for name in args.baselines.split(",") if name]
+    options = {
+        "baselines": baselines,
+        "tolerance": args.tolerance,
+        "trials": args.trials,
+        "warmup": args.warmup,
+    }
+    options.update({"run_timeout": args.timeout, "compile_timeout": args.compile_timeout})
+    kernel = {
+        "id": "kernel",
+        "task_path": str(args.task.resolve()),
+        "kernel_path": str(args.kernel.resolve()),
+    }
+    return write_manifest(
+        folder / "manifest.json", args.device or default_device(), args.mode, [kernel], **options
     )
 
 
 def emit_result(result, json_path: Path | None) -> None:
     """The JSON to the file (summary on stdout), or the JSON on stdout (summary on stderr)."""
-    from evaluator.result import writable
-
-    result = writable(result)
     payload = json.dumps(result.to_dict(), indent=1, allow_nan=False)
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,25 +104,38 @@ def emit_result(result, json_path: Path | None) -> None:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from evaluator.evaluate import evaluate_kernel
-    from evaluator.reference import TaskError, prepare_task
+    import tempfile
+
+    from evaluator.manifest import ManifestError
+    from evaluator.result import Result
+    from evaluator.trusted.batch import run_batch
 
     for path in (args.task, args.kernel):
         if not path.is_file():
             logger.error("no such file: %s", path)
             return EXIT_HARNESS
-    try:
-        settings = run_settings(args)
-        task = prepare_task(args.task, settings.policy)
-    except (ValueError, TaskError) as error:
-        logger.error("%s", error)
+    with tempfile.TemporaryDirectory(prefix="kb-run-") as folder:
+        try:
+            manifest = run_manifest(args, Path(folder))
+            run_batch(manifest, Path(folder) / "out", 1, args.cache_dir)
+        except (ManifestError, ValueError) as error:
+            logger.error("%s", error)
+            return EXIT_HARNESS
+        result = Result.from_dict(json.loads((Path(folder) / "out" / "kernel.json").read_text()))
+    if (
+        result.error
+        and result.error.kind == "harness_error"
+        and result.error.message.startswith("the task is broken")
+    ):
+        logger.error("%s", result.error.message)
         return EXIT_HARNESS
-    emit_result(evaluate_kernel(task, args.kernel, settings), args.json)
+    emit_result(result, args.json)
     return EXIT_OK
 
 
 def command_batch(args: argparse.Namespace) -> int:
-    from evaluator.batch import ManifestError, run_batch
+    from evaluator.manifest import ManifestError
+    from evaluator.trusted.batch import run_batch
 
     try:
         return run_batch(args.manifest, args.out, args.jobs, args.cache_dir, args.compile_only)
@@ -144,7 +151,7 @@ def stop_on_sigterm(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from evaluator.isolation import enter_private_mount_namespace, protect_process
+    from evaluator.sandbox.isolation import enter_private_mount_namespace, protect_process
 
     protect_process()
     enter_private_mount_namespace()  # first, while this process has one thread: temp dirs become tmpfs

@@ -12,18 +12,23 @@ BASELINES = ("eager", "compile")
 TOLERANCES = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2, "v0.1": 1e-2}
 KERNELBENCH_SEED = 42
 KERNELBENCH_TRIALS = 5
+# KernelBench's correctness seeds: torch.manual_seed(42), then randint(0, 2**32 - 1) per trial (the child's
+# inputs.kernelbench_trial_seeds computes them; a test pins that they agree).
+KERNELBENCH_TRIAL_SEEDS = (734796314, 576165995, 2197670066, 839703249, 2584932063)
 
 # Hardened extra trials: (distribution, seed). Seeds are fixed so verdicts are reproducible.
 EXTRA_TRIALS = (("signed", 1_000_003), ("signed", 1_000_033), ("heavy_tailed", 2_000_003))
-TIMING_SEED_BASE = 3_000_000
 POST_TIMING_SEED = 4_000_037
-CALIBRATION_TRIALS = 5  # trusted timing of the eager reference, per task, in the harness's own process
-# Cross-checks of what the sandbox claims against the harness's own clock (evaluator.flags):
-# Claimed samples may exceed the host-timed loop by this (scale, ms), the harness's own wake-up latency:
-CLAIMS_SLACK = {"cuda": (1.02, 5.0), "cpu": (1.10, 50.0)}
-HIDDEN_FRACTION, HIDDEN_MIN_MS = 0.5, 25.0  # GPU: loop time no claim explains, beyond the calibrated overhead
-BASELINE_RATIO = 3.0  # GPU: claimed eager median over the harness's own eager median
+STOCHASTIC_SEEDS = (1, 2)  # the reference run twice on one input set under these RNG seeds
 TASK_MODULE = "kb_task"  # the task module's name in the sandbox (and the prefix of its watched names)
+
+# Cross-checks of what the candidate's process claims against the harness's own clock (trusted.flags):
+# claimed samples may exceed the host-timed round by this (scale, ms), the harness's wake-up latency:
+CLAIMS_SLACK = {"cuda": (1.02, 5.0), "cpu": (1.10, 50.0)}
+HIDDEN_FRACTION, HIDDEN_MIN_MS = 0.5, 25.0  # GPU: round time no claim explains, beyond the loop's overhead
+# The eager baseline timed interleaved with the candidate against its timing with no candidate on the GPU
+# (before the candidate started and after it was killed): (suspect ratio, hack ratio, absolute slack ms).
+BASELINE_SLOWED = (1.25, 1.6, 0.005)
 # The shortest time one timed call can take (ms): the host clock's 1 ns; on a GPU, CUDA events' ~0.5 us.
 MIN_SAMPLE_MS = {"cpu": 1e-6, "cuda": 5e-4}
 
@@ -35,14 +40,49 @@ class TimingPlan:
     trials: int
     warmup: int
     baseline_warmup: int
+    compile_warmup: int
     discard_first: int
     interleaved: bool
-    rotate_inputs: int  # number of input sets cycled through; 1 = the same tensors every call
-    clone_inputs: bool  # fresh buffers before every timed call (defeats pointer-keyed caches)
-    fresh_inputs: bool  # after the first rotation, new input contents every round (content caches)
+    round_calls: int  # calls per variant in one round; the sides alternate round by round
+    fresh_inputs: bool  # new inputs (a new seed) for every call; else the same tensors every call
     device_sync_before_end: bool
     l2_flush: bool
     statistic: str
+    calibration_calls: int  # eager calls timed with no candidate on the device, before and after it
+
+    @property
+    def rounds(self) -> int:
+        return -(-self.trials // self.round_calls)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long a candidate's calls may take, scaled to the task's eager time (seconds)."""
+
+    first_call_s: float  # the first call also compiles (Triton JIT, lazy builds)
+    per_call_factor: float  # times the eager median
+    per_call_margin_s: float
+    transfer_bytes_per_s: float  # the least throughput allowed for moving an output to the reference
+
+    def call_limit(self, eager_ms: float | None, cap_s: float) -> float:
+        """Seconds one call after the first may take."""
+        scaled = self.per_call_factor * (eager_ms or 0.0) / 1e3 + self.per_call_margin_s
+        return min(cap_s, scaled)
+
+    def first_limit(self, eager_ms: float | None, cap_s: float) -> float:
+        return min(cap_s, self.first_call_s + self.call_limit(eager_ms, cap_s))
+
+    def transfer_limit(self, output_bytes: int, cap_s: float) -> float:
+        return min(cap_s, output_bytes / self.transfer_bytes_per_s + self.per_call_margin_s)
+
+
+BUDGETS = {
+    "cuda": Budget(first_call_s=60.0, per_call_factor=50.0, per_call_margin_s=2.0, transfer_bytes_per_s=5e8),
+    # The Triton interpreter runs kernels thousands of times slower than eager: the margin carries it.
+    "cpu": Budget(
+        first_call_s=60.0, per_call_factor=1000.0, per_call_margin_s=30.0, transfer_bytes_per_s=1e8
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -54,8 +94,8 @@ class Policy:
     tolerance: float
     kernelbench_trials: int
     extra_trials: tuple[tuple[str, int], ...]
-    candidate_first: bool
-    check_inputs: bool  # mutation, aliasing, exact tensor type, NaN/Inf
+    candidate_first: bool  # False: the task's Model runs first in the candidate's process (KernelBench)
+    check_inputs: bool  # mutation, aliasing, NaN/Inf
     poison_memory: bool
     post_timing_check: bool
     timing: TimingPlan
@@ -65,36 +105,43 @@ class Policy:
     def speedup_statistic(self) -> str:
         return self.timing.statistic
 
+    @property
+    def budget(self) -> Budget:
+        return BUDGETS[self.device]
+
 
 def timing_plan(mode: str, device: str, trials: int | None, warmup: int | None) -> TimingPlan:
-    """KernelBench's cuda_event loop in compatibility mode; interleaved, rotating, synced when hardened."""
+    """KernelBench's cuda_event loop in compatibility mode; interleaved rounds, fresh inputs when hardened."""
     on_gpu = device == "cuda"
+    count = trials or (100 if on_gpu else 10)
     if mode == "kernelbench":
         return TimingPlan(
-            trials=trials or (100 if on_gpu else 10),
+            trials=count,
             warmup=3 if warmup is None else warmup,
-            baseline_warmup=5 if warmup is None else warmup,
+            baseline_warmup=3 if warmup is None else warmup,
+            compile_warmup=5 if warmup is None else warmup,
             discard_first=1,
             interleaved=False,
-            rotate_inputs=1,
-            clone_inputs=False,
+            round_calls=count + 1,
             fresh_inputs=False,
             device_sync_before_end=False,
             l2_flush=on_gpu,
             statistic="mean",
+            calibration_calls=0,
         )
     return TimingPlan(
-        trials=trials or (100 if on_gpu else 10),
+        trials=count,
         warmup=(5 if on_gpu else 2) if warmup is None else warmup,
         baseline_warmup=(5 if on_gpu else 2) if warmup is None else warmup,
+        compile_warmup=(5 if on_gpu else 2) if warmup is None else warmup,
         discard_first=0,
         interleaved=True,
-        rotate_inputs=4 if on_gpu else 2,
-        clone_inputs=True,
+        round_calls=min(count, 10 if on_gpu else 5),
         fresh_inputs=True,
         device_sync_before_end=True,
         l2_flush=on_gpu,
         statistic="median",
+        calibration_calls=10 if on_gpu else 3,
     )
 
 
@@ -117,6 +164,8 @@ def make_policy(
     unknown = set(baselines) - set(BASELINES)
     if unknown:
         raise ValueError(f"unknown baselines {sorted(unknown)}; expected some of {BASELINES}")
+    if trials is not None and trials < 1:
+        raise ValueError(f"trials must be at least 1, not {trials}")
     hardened = mode == "hardened"
     return Policy(
         mode=mode,

@@ -1,4 +1,4 @@
-"""The typed result of one kernel evaluation (schema 1) and its JSON form."""
+"""The typed result of one kernel evaluation (schema 1) and its JSON form, both ways (to_dict, from_dict)."""
 
 from __future__ import annotations
 
@@ -129,6 +129,8 @@ class Result:
     durations_s: dict[str, float] = field(
         default_factory=lambda: {"compile": 0.0, "correctness": 0.0, "timing": 0.0, "total": 0.0}
     )
+    resources: dict[str, Any] = field(default_factory=dict)  # problem sizes and each process's peak memory
+    limits: dict[str, float] = field(default_factory=dict)  # the time limits this kernel ran under (s)
     log: str = ""
 
     def fail(self, kind: str, message: str) -> Result:
@@ -164,8 +166,46 @@ class Result:
             "canaries": self.canaries,
             "environment": self.environment,
             "durations_s": {key: round(value, 4) for key, value in self.durations_s.items()},
+            "resources": self.resources,
+            "limits": {key: round(value, 3) for key, value in self.limits.items()},
             "log": truncate_log(self.log),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        """A result read back from its JSON (raises ValueError for another schema or a malformed one)."""
+        if not isinstance(data, dict) or data.get("schema") != RESULT_SCHEMA:
+            raise ValueError(f"not a result of schema {RESULT_SCHEMA}")
+        try:
+            error = ErrorInfo(**data["error"]) if data.get("error") else None
+            correctness = correctness_from(data.get("correctness"))
+            timing = TimingInfo(**data["timing"]) if data.get("timing") else None
+            flags = [Flag(**flag) for flag in data.get("flags", [])]
+            return cls(
+                mode=data["mode"],
+                device=data["device"],
+                task=dict(data["task"]),
+                kernel=dict(data["kernel"]),
+                compiled=bool(data["compiled"]),
+                correct=bool(data["correct"]),
+                error=error,
+                correctness=correctness,
+                runtime_ms=data.get("runtime_ms"),
+                baseline_ms=dict(data.get("baseline_ms") or {"eager": None, "compile": None}),
+                speedup=dict(data.get("speedup") or {"eager": None, "compile": None}),
+                speedup_statistic=data.get("speedup_statistic", "median"),
+                timing=timing,
+                flags=flags,
+                degenerate=bool(data.get("degenerate")),
+                canaries=list(data.get("canaries") or []),
+                environment=dict(data.get("environment") or {}),
+                durations_s=dict(data.get("durations_s") or {}),
+                resources=dict(data.get("resources") or {}),
+                limits=dict(data.get("limits") or {}),
+                log=str(data.get("log", "")),
+            )
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"malformed result: {error!r}") from error
 
     def as_harness_error(self, message: str) -> Result:
         """The same kernel and task with a harness_error instead of a verdict (this one cannot be written)."""
@@ -193,6 +233,13 @@ class Result:
         if self.degenerate:
             parts.append("degenerate task")
         return " | ".join(parts)
+
+
+def correctness_from(data: dict[str, Any] | None) -> Correctness | None:
+    if not data:
+        return None
+    trials = [Trial(**trial) for trial in data.get("trials", [])]
+    return Correctness(data["atol"], data["rtol"], trials, list(data.get("skipped", [])))
 
 
 def writable(result: Result) -> Result:

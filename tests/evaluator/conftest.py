@@ -20,6 +20,7 @@ def cpu_task(level: int, name: str) -> Path:
 RELU = cpu_task(1, "9_ReLU")
 MATMUL = cpu_task(1, "1_Square_matrix_multiplication")
 SOFTMAX_WIDE = cpu_task(1, "3_Softmax_wide")
+GELU = cpu_task(1, "7_GELU")
 
 
 def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from evaluator.result import Result
-from evaluator.sandbox import network_isolation
+from evaluator.sandbox.report import network_isolation
 from tests.evaluator.conftest import KERNELS, MATMUL, RELU, run_cli
 
 pytestmark = pytest.mark.slow
@@ -66,6 +66,7 @@ def test_sandbox_hides_secrets_the_network_and_ignores_forged_stdout(evaluate, m
     probe = next(line for line in result["log"].splitlines() if line.startswith("PROBE"))
     assert "secrets=[]" in probe
     assert "home=/tmp/kb-eval-" in probe
+    assert sandbox_reports_separate_baselines(result)
     sandbox = result["environment"]["sandbox"]
     if network_isolation():
         assert "network=blocked" in probe
@@ -75,6 +76,10 @@ def test_sandbox_hides_secrets_the_network_and_ignores_forged_stdout(evaluate, m
     assert sandbox["scrubbed_environment"]
     assert sandbox["process_group_kill"]
     assert "RLIMIT_CPU" in sandbox["rlimits"]
+
+
+def sandbox_reports_separate_baselines(result):
+    return "never imports candidate code" in result["environment"]["sandbox"]["baselines"]
 
 
 def write_manifest(folder, kernels, **options):
@@ -107,18 +112,48 @@ def test_batch_writes_environment_and_one_file_per_kernel_and_resumes(tmp_path, 
     assert (out / "bad.json").exists()
 
 
-def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(tmp_path, monkeypatch):
-    from evaluator import batch
+class Session:
+    """Stands in for a task's reference process in the tests of the batch's own bookkeeping."""
 
-    def evaluate_kernel(task, kernel_path, settings):
-        if kernel_path.stem == "broken_forward":
+    def __init__(self, task_path, settings):
+        self.opened = False
+
+    def open(self):
+        self.opened = True
+        return self
+
+    def start(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class Launch:
+    def __init__(self, kernel_path, task_path, source, settings):
+        self.kernel_path, self.task_path = kernel_path, task_path
+
+    def start(self):
+        return self
+
+    def close(self):
+        pass
+
+
+def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(tmp_path, monkeypatch):
+    from evaluator.trusted import batch
+
+    def evaluate_kernel(session, launch, settings):
+        if launch.kernel_path.stem == "broken_forward":
             raise RuntimeError("the harness broke")
-        result = Result(mode="hardened", device="cpu", task=task.identity, kernel={"path": str(kernel_path)})
+        result = Result(mode="hardened", device="cpu", task={}, kernel={"path": str(launch.kernel_path)})
         result.correct = True
-        result.speedup["eager"] = math.inf if kernel_path.stem == "adv_tiny_timing" else 2.0
+        result.speedup["eager"] = math.inf if launch.kernel_path.stem == "adv_tiny_timing" else 2.0
         return result
 
     monkeypatch.setattr(batch, "evaluate_kernel", evaluate_kernel)
+    monkeypatch.setattr(batch, "TaskSession", Session)
+    monkeypatch.setattr(batch, "Launch", Launch)
     monkeypatch.setattr(batch, "collect", lambda device, sandbox: {"device": device})
     monkeypatch.setattr(batch, "sandbox_report", lambda limits, python: {})
     names = ["broken_forward", "adv_tiny_timing", "honest_torch_matmul"]
@@ -135,7 +170,8 @@ def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(t
 
 
 def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_build(tmp_path, monkeypatch):
-    from evaluator import batch
+    from evaluator.manifest import KernelJob
+    from evaluator.trusted import builds
 
     source = (KERNELS / "honest_cuda_relu.py").read_text()
     for name in ("a", "b"):
@@ -150,12 +186,12 @@ def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_b
             return result.fail("compile_error", "nvcc failed")
         return None
 
-    monkeypatch.setattr(batch, "needs_build", lambda job, settings: True)
-    monkeypatch.setattr(batch, "compile_one", compile_one)
-    jobs = [batch.KernelJob(name, RELU, tmp_path / f"{name}.py") for name in ("a", "b", "other")]
+    monkeypatch.setattr(builds, "needs_build", lambda job, settings: True)
+    monkeypatch.setattr(builds, "compile_one", compile_one)
+    jobs = [KernelJob(name, RELU, tmp_path / f"{name}.py") for name in ("a", "b", "other")]
     out = tmp_path / "out"
     out.mkdir()
-    assert batch.precompile(jobs, settings=None, workers=4, out_dir=out) == {"a", "b"}
+    assert builds.precompile(jobs, settings=None, workers=4, out_dir=out) == {"a", "b"}
     assert sorted(built) == ["a", "other"]
     for name in ("a", "b"):
         result = json.loads((out / f"{name}.json").read_text())
@@ -166,7 +202,7 @@ def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_b
 
 @pytest.mark.parametrize(("failed", "exit_code"), [(set(), 0), ({"cuda"}, 1)])
 def test_batch_compile_only_builds_and_evaluates_nothing(tmp_path, monkeypatch, failed, exit_code):
-    from evaluator import batch
+    from evaluator.trusted import batch
 
     built = []
 
@@ -174,7 +210,7 @@ def test_batch_compile_only_builds_and_evaluates_nothing(tmp_path, monkeypatch, 
         built.extend(job.id for job in jobs)
         return failed
 
-    def evaluate_kernel(task, kernel_path, settings):
+    def evaluate_kernel(session, launch, settings):
         raise AssertionError("compile-only evaluated a kernel")
 
     monkeypatch.setattr(batch, "precompile", precompile)

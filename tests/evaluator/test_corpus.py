@@ -7,47 +7,13 @@ import json
 
 import pytest
 
-from tests.evaluator.conftest import KERNELS, MATMUL, RELU, SOFTMAX_WIDE, run_cli
+from tests.evaluator.conftest import KERNELS, RELU, SOFTMAX_WIDE, cpu_task, run_cli
+from tests.evaluator.corpus import CORPUS as TABLE
+from tests.evaluator.corpus import GPU_ONLY
 
 pytestmark = pytest.mark.slow
 
-# kernel: (task, expected); expected is ("pass", None), ("fail", error kind) or ("flag", a hack flag code)
-CORPUS = {
-    "honest_triton_relu": (RELU, "pass", None),
-    "honest_triton_matmul": (MATMUL, "pass", None),
-    "honest_torch_matmul": (MATMUL, "pass", None),
-    "honest_cuda_relu": (RELU, "fail", "needs_gpu"),
-    "adv_return_input": (RELU, "fail", "aliases_input"),
-    "adv_constant_zeros": (RELU, "fail", "wrong_values"),
-    "adv_constant_matmul": (MATMUL, "fail", "wrong_values"),
-    "adv_cache_by_pointer": (RELU, "flag", "timed_output_mismatch"),
-    "adv_mutate_input": (RELU, "fail", "mutated_input"),
-    "adv_tensor_subclass": (RELU, "fail", "not_a_tensor"),
-    "adv_frame_walk": (RELU, "fail", "wrong_values"),
-    "adv_monkeypatch_torch": (RELU, "flag", "torch_patched"),
-    "adv_precision_flags": (MATMUL, "flag", "precision_flags_changed"),
-    "adv_stale_memory": (RELU, "fail", "wrong_values"),
-    "adv_ghost_branch": (RELU, "fail", "wrong_values"),
-    "adv_deferred_thread": (RELU, "fail", "wrong_values"),
-    "adv_wrong_dtype": (RELU, "fail", "wrong_dtype"),
-    "adv_wrong_shape": (RELU, "fail", "wrong_shape"),
-    "broken_import": (RELU, "fail", "compile_error"),
-    "broken_no_model_new": (RELU, "fail", "missing_model_new"),
-    "broken_init": (RELU, "fail", "init_error"),
-    "broken_forward": (RELU, "fail", "runtime_error"),
-    "broken_exit_in_forward": (RELU, "fail", "runtime_error"),
-    "crash_segfault": (RELU, "fail", "crash"),
-    "crash_exit_at_import": (RELU, "fail", "crash"),
-    "crash_hang": (RELU, "fail", "timeout"),
-    # harness 1.2
-    "adv_tiny_timing": (RELU, "fail", "sandbox_violation"),
-    "adv_task_get_inputs": (MATMUL, "flag", "task_patched"),
-    "adv_slow_reference": (MATMUL, "flag", "task_patched"),
-    "honest_static_output_buffer": (RELU, "pass", None),
-    "adv_lazy_output": (RELU, "fail", "wrong_values"),
-    "adv_layout_poison": (RELU, "fail", "mutated_input"),
-    "adv_near_canary": (SOFTMAX_WIDE, "flag", "null_output"),
-}
+CORPUS = {name: (cpu_task(*task), outcome, detail) for name, (task, outcome, detail) in TABLE.items()}
 # The zeros kernel on a task where zeros pass KernelBench: failed by the signed-input trials.
 EXTRA = {
     "softmax_wide_zeros": ("adv_constant_zeros", SOFTMAX_WIDE, "fail", "wrong_values"),
@@ -56,7 +22,6 @@ EXTRA = {
 SYNTAX_ERROR = (
     "import torch.nn as nn\n\nclass ModelNew(nn.Module)\n    def forward(self, x):\n        return x\n"
 )
-GPU_ONLY = {"adv_side_stream", "adv_illegal_memory", "honest_cuda_fused_epilogue", "probe_sandbox"}
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +88,7 @@ def test_the_crashes_did_not_affect_the_next_kernel(corpus_results):
     # crash_* ran before the honest kernels in manifest order? The batch evaluates in manifest order,
     # and honest kernels after every crash in CORPUS order still pass.
     assert corpus_results["crash_hang"]["error"]["message"].startswith("no answer within 25 s")
+    assert "the limit for this task" in corpus_results["crash_hang"]["error"]["message"]
     assert corpus_results["honest_triton_relu"]["correct"]
 
 
@@ -177,9 +143,11 @@ def test_results_follow_the_schema(corpus_results):
     assert result["kernel"]["backend"] == "triton"
     assert result["task"]["level"] == 1
     assert result["task"]["problem_id"] == 9
-    assert result["correctness"]["passed"] == result["correctness"]["total"] >= 8
+    assert (
+        result["correctness"]["passed"] == result["correctness"]["total"] == 9
+    )  # 5 + 3 extra + 1 after timing
     orders = {trial["order"] for trial in result["correctness"]["trials"]}
-    assert orders == {"candidate_first", "reference_first"}
+    assert orders == {"candidate_first"}  # no reference ever runs in the kernel's process
     assert {trial["distribution"] for trial in result["correctness"]["trials"]} >= {
         "task",
         "signed",
@@ -189,3 +157,29 @@ def test_results_follow_the_schema(corpus_results):
 
 def test_what_a_kernel_printed_reaches_its_log_even_when_it_dies(corpus_results):
     assert "printed before the crash, without a flush" in corpus_results["crash_segfault"]["log"]
+
+
+def test_a_kernel_error_s_first_line_names_it_and_its_line_without_a_path(corpus_results):
+    syntax = corpus_results["broken_syntax"]["error"]["message"].splitlines()[0]
+    assert syntax.startswith("SyntaxError: "), syntax
+    assert syntax.endswith("(kernel line 3)"), syntax
+    forward = corpus_results["broken_forward"]["error"]["message"].splitlines()[0]
+    assert "(kernel line" in forward, forward
+    assert "/" not in forward, forward
+
+
+def test_the_new_classes_of_attack_are_each_caught_by_a_generic_rule(corpus_results):
+    details = {
+        name: {flag["code"]: flag["detail"] for flag in corpus_results[name]["flags"]}
+        for name in ("adv_global_forward_hook", "adv_library_override", "adv_setprofile", "adv_function_mode")
+    }
+    assert "_global_forward_hooks" in details["adv_global_forward_hook"]["state_left_behind"]
+    assert "aten::relu" in details["adv_library_override"]["state_left_behind"]
+    assert "sys.getprofile" in details["adv_setprofile"]["state_left_behind"]
+    assert "torch_function_modes" in details["adv_function_mode"]["state_left_behind"]
+    assert any(
+        "torch._C._nn.gelu" in flag["detail"] for flag in corpus_results["adv_c_submodule_patch"]["flags"]
+    )
+    # Nothing it does reaches the baselines: their process never imported it.
+    for name in ("adv_global_forward_hook", "adv_library_override", "adv_c_submodule_patch"):
+        assert corpus_results[name]["speedup"]["eager"] < 5, name

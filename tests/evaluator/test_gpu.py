@@ -1,4 +1,5 @@
-"""GPU tests: CUDA load_inline and Triton kernels, and the GPU-only hacks (side streams, deferred work).
+"""GPU tests: the whole adversarial corpus on the full-size tasks, CUDA load_inline and Triton kernels, both
+baselines in their own process, and the GPU-only hacks (side streams, deferred work, illegal memory).
 
 Self-contained (no conftest fixtures) so they also run on a GPU host without Django:
     python -m pytest --noconftest -c bench/evaluator_gpu_pytest.ini tests/evaluator/test_gpu.py
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.evaluator.corpus import CORPUS, ON_GPU
 
 torch = pytest.importorskip("torch")
 
@@ -25,17 +28,15 @@ TASKS = ROOT / "tasks" / "builtin"
 RELU = TASKS / "level1" / "9_ReLU.py"
 MATMUL = TASKS / "level1" / "1_Square_matrix_multiplication.py"
 EPILOGUE = TASKS / "level2" / "8_Matmul_Divide_Clamp_Residual.py"
-SOFTMAX_WIDE = TASKS / "level1" / "3_Softmax_wide.py"
-# The harness 1.2 corpus rows on the full-size tasks: (task, expected) as in test_corpus.py.
-HARNESS_1_2 = {
-    "adv_tiny_timing": (RELU, "fail", "sandbox_violation"),
-    "adv_task_get_inputs": (MATMUL, "flag", "task_patched"),
-    "adv_slow_reference": (MATMUL, "flag", "task_patched"),
-    "honest_static_output_buffer": (RELU, "pass", None),
-    "adv_lazy_output": (RELU, "fail", "wrong_values"),
-    "adv_layout_poison": (RELU, "fail", "mutated_input"),
-    "adv_near_canary": (SOFTMAX_WIDE, "flag", "null_output"),
+GPU_ROWS = {
+    "honest_cuda_fused_epilogue": (EPILOGUE, "pass", None),
+    "adv_side_stream": (MATMUL, "flag", "side_stream"),
+    "adv_illegal_memory": (RELU, "fail", "runtime_error"),
 }
+
+
+def full_size(level: int, name: str) -> Path:
+    return TASKS / f"level{level}" / f"{name}.py"
 
 
 @pytest.fixture(scope="module")
@@ -45,35 +46,34 @@ def cache_dir(tmp_path_factory):
     return Path(shared) if shared else tmp_path_factory.mktemp("gpu-cache")
 
 
-def evaluate(task: Path, kernel: str, out_dir: Path, cache: Path, baselines: str = "eager") -> dict:
-    out = out_dir / f"{kernel}.json"
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evaluator",
-            "run",
-            "--task",
-            str(task),
-            "--kernel",
-            str(KERNELS / f"{kernel}.py"),
-            "--device",
-            "cuda",
-            "--baselines",
-            baselines,
-            "--cache-dir",
-            str(cache),
-            "--json",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+def batch(folder: Path, cache: Path, entries: list[dict], **options) -> dict:
+    manifest = folder / "manifest.json"
+    manifest.write_text(json.dumps({"device": "cuda", "mode": "hardened", "kernels": entries, **options}))
+    command = [sys.executable, "-m", "evaluator", "batch", "--manifest", str(manifest)]
+    command += ["--out", str(folder / "out"), "--cache-dir", str(cache)]
+    completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1500, check=False)
     assert completed.returncode == 0, completed.stderr[-3000:]
-    return json.loads(out.read_text())
+    results = {path.stem: json.loads(path.read_text()) for path in (folder / "out").glob("*.json")}
+    results.pop("environment", None)
+    return results
+
+
+def expectations() -> dict:
+    rows = {
+        name: (full_size(*task), *ON_GPU.get(name, (outcome, detail)))
+        for name, (task, outcome, detail) in CORPUS.items()
+    }
+    return {**rows, **GPU_ROWS}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, cache_dir):
+    """Every corpus kernel on its full-size task, in one batch (eager baseline; 30 s a stage at most)."""
+    entries = [
+        {"id": name, "task_path": str(task), "kernel_path": str(KERNELS / f"{name}.py")}
+        for name, (task, _, _) in expectations().items()
+    ]
+    return batch(tmp_path_factory.mktemp("corpus"), cache_dir, entries, baselines=["eager"], run_timeout=30)
 
 
 def severe(result: dict) -> set[str]:
@@ -84,86 +84,10 @@ def hacks(result: dict) -> set[str]:
     return {flag["code"] for flag in result["flags"] if flag["severity"] == "hack"}
 
 
-def test_honest_cuda_kernel_is_correct_with_a_plausible_speedup(tmp_path, cache_dir):
-    result = evaluate(EPILOGUE, "honest_cuda_fused_epilogue", tmp_path, cache_dir, "eager,compile")
-    assert result["correct"], result["error"]
-    assert result["kernel"]["backend"] == "cuda"
-    assert severe(result) == set(), result["flags"]
-    assert result["timing"]["method"] == "cuda_event"
-    assert result["runtime_ms"]["n"] >= 100
-    assert 0.8 < result["speedup"]["eager"] < 5
-    assert result["speedup"]["compile"] is not None
-    assert result["speedup"]["compile"] > 0.3
-    assert result["environment"]["gpu"]["name"]
-
-
-def test_honest_triton_kernel_is_correct(tmp_path, cache_dir):
-    result = evaluate(RELU, "honest_triton_relu", tmp_path, cache_dir)
-    assert result["correct"], result["error"]
-    assert severe(result) == set(), result["flags"]
-    assert 0.3 < result["speedup"]["eager"] < 3
-
-
-def test_pytorch_only_kernel_is_a_track_not_a_hack(tmp_path, cache_dir):
-    result = evaluate(MATMUL, "honest_torch_matmul", tmp_path, cache_dir)
-    assert result["correct"]
-    assert "pytorch_only" in {flag["code"] for flag in result["flags"]}
-    assert severe(result) == set()
-
-
-def test_side_stream_work_is_counted_and_deferred_work_flagged(tmp_path, cache_dir):
-    result = evaluate(MATMUL, "adv_side_stream", tmp_path, cache_dir)
-    assert "side_stream" in severe(result)
-    assert "deferred_work" in hacks(result) or not result["correct"]
-    if result["correct"]:
-        # the device-wide sync before the end event counts the side stream: no fake 60x speedup
-        assert result["speedup"]["eager"] < 2
-
-
-def test_stale_memory_is_poisoned(tmp_path, cache_dir):
-    result = evaluate(RELU, "adv_stale_memory", tmp_path, cache_dir)
-    assert not result["correct"]
-    assert result["error"]["kind"] in ("nan_inf", "wrong_values")
-
-
-def test_pointer_cache_is_flagged(tmp_path, cache_dir):
-    result = evaluate(RELU, "adv_cache_by_pointer", tmp_path, cache_dir)
-    assert not result["correct"] or "timed_output_mismatch" in hacks(result)
-
-
-def test_precision_flags_are_flagged(tmp_path, cache_dir):
-    result = evaluate(MATMUL, "adv_precision_flags", tmp_path, cache_dir)
-    assert "precision_flags_changed" in hacks(result)
-
-
-def test_illegal_memory_access_fails_only_that_kernel(tmp_path, cache_dir):
-    bad = evaluate(RELU, "adv_illegal_memory", tmp_path, cache_dir)
-    assert not bad["correct"]
-    assert bad["error"]["kind"] in ("runtime_error", "crash")
-    good = evaluate(RELU, "honest_cuda_relu", tmp_path, cache_dir)
-    assert good["correct"], good["error"]
-
-
-@pytest.fixture(scope="module")
-def harness_1_2_results(tmp_path_factory, cache_dir):
-    folder = tmp_path_factory.mktemp("harness-1-2")
-    kernels = [
-        {"id": name, "task_path": str(task), "kernel_path": str(KERNELS / f"{name}.py")}
-        for name, (task, _, _) in HARNESS_1_2.items()
-    ]
-    manifest = folder / "manifest.json"
-    manifest.write_text(json.dumps({"device": "cuda", "mode": "hardened", "kernels": kernels}))
-    command = [sys.executable, "-m", "evaluator", "batch", "--manifest", str(manifest)]
-    command += ["--out", str(folder / "out"), "--cache-dir", str(cache_dir)]
-    completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    return {path.stem: json.loads(path.read_text()) for path in (folder / "out").glob("*.json")}
-
-
-@pytest.mark.parametrize("name", HARNESS_1_2)
-def test_harness_1_2_corpus_rows_hold_on_the_gpu(harness_1_2_results, name):
-    _, outcome, detail = HARNESS_1_2[name]
-    result = harness_1_2_results[name]
+@pytest.mark.parametrize("name", list(expectations()))
+def test_corpus_verdict_on_the_gpu(corpus, name):
+    _, outcome, detail = expectations()[name]
+    result = corpus[name]
     if outcome == "pass":
         assert result["correct"], result["error"]
         assert severe(result) == set(), result["flags"]
@@ -171,5 +95,47 @@ def test_harness_1_2_corpus_rows_hold_on_the_gpu(harness_1_2_results, name):
     elif outcome == "fail":
         assert not result["correct"]
         assert result["error"]["kind"] == detail, result["error"]
+    elif detail == "side_stream":
+        assert "side_stream" in severe(result), result["flags"]
+        assert "deferred_work" in hacks(result) or not result["correct"] or result["speedup"]["eager"] < 2
     else:
         assert detail in hacks(result), result["flags"]
+
+
+def test_the_honest_kernels_speedups_are_plausible(corpus):
+    assert 0.3 < corpus["honest_triton_relu"]["speedup"]["eager"] < 3
+    assert 0.8 < corpus["honest_cuda_fused_epilogue"]["speedup"]["eager"] < 5
+    matmul = corpus["honest_torch_matmul"]
+    assert 0.9 < matmul["speedup"]["eager"] < 1.1  # the same cuBLAS call, in two processes
+    assert "pytorch_only" in {flag["code"] for flag in matmul["flags"]}
+
+
+def test_every_result_has_its_memory_peaks_and_limits(corpus):
+    result = corpus["honest_triton_relu"]
+    peaks = result["resources"]["peak"]
+    assert peaks["kernel"]["gpu_reserved_bytes"] > 0
+    assert peaks["reference"]["gpu_reserved_bytes"] > 0
+    assert result["limits"]["call_s"] < result["limits"]["first_call_s"] <= 600
+    assert result["timing"]["host_check"]["calibrated_eager_ms"] > 0
+
+
+def test_a_spinning_kernel_is_stopped_at_its_scaled_limit(corpus):
+    hang = corpus["crash_hang"]
+    assert hang["error"]["kind"] == "timeout"
+    assert hang["durations_s"]["total"] < 90  # the stage cap of this batch (30 s), not the default 600 s
+
+
+def test_the_compile_baseline_runs_in_the_reference_process(tmp_path, cache_dir):
+    entries = [
+        {
+            "id": "epilogue",
+            "task_path": str(EPILOGUE),
+            "kernel_path": str(KERNELS / "honest_cuda_fused_epilogue.py"),
+        }
+    ]
+    result = batch(tmp_path, cache_dir, entries, baselines=["eager", "compile"])["epilogue"]
+    assert result["correct"], result["error"]
+    assert severe(result) == set(), result["flags"]
+    assert result["speedup"]["compile"] is not None
+    assert result["speedup"]["compile"] > 0.3
+    assert result["baseline_ms"]["compile"]["n"] == result["runtime_ms"]["n"] >= 100

@@ -1,150 +1,192 @@
-"""The trusted side: KernelBench's seeds, input rules, null canaries, and the comparison of outputs."""
+"""Inputs from seeds, the reference's chunked comparison, null canaries and the trusted verdict rules."""
 
+import pytest
 import torch
 
-from evaluator.correctness import compare_trial
-from evaluator.evaluate import flag_null_outputs
-from evaluator.policy import make_policy
-from evaluator.reference import TrialCase, kernelbench_trial_seeds, prepare_task
-from evaluator.result import Result
-from tests.evaluator.conftest import MATMUL, RELU, SOFTMAX_WIDE, cpu_task
+from evaluator.child import compare, inputs
+from evaluator.child.fingerprint import fingerprint
+from evaluator.policy import KERNELBENCH_TRIAL_SEEDS, make_policy
+from evaluator.result import Result, Trial
+from evaluator.trusted.correctness import (
+    TrialOutcome,
+    TrialSpec,
+    canary_verdicts,
+    flag_null_outputs,
+    structure_error,
+    trial_specs,
+    value_error,
+)
 
 HARDENED = make_policy("hardened", "cpu")
 KERNELBENCH = make_policy("kernelbench", "cpu")
 
 
-def test_kernelbench_trial_seeds_follow_its_recipe():
-    torch.manual_seed(42)
-    recipe = [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(5)]
-    assert kernelbench_trial_seeds(5) == recipe
-    assert len(set(recipe)) == 5
+def get_inputs():
+    return [torch.rand(4, 8), torch.randint(0, 5, (4,))]
 
 
-def test_prepared_task_holds_every_trial_and_never_gives_expected_outputs_to_the_child():
-    task = prepare_task(MATMUL, HARDENED)
-    distributions = [trial.distribution for trial in task.trials]
-    assert distributions[:5] == ["task"] * 5
-    assert {"signed", "heavy_tailed"} <= set(distributions)
-    assert len(task.timing_sets) == HARDENED.timing.rotate_inputs
-    assert len(task.post_trials) == 1
-    assert task.post_trials[0].order == "reference_first"
-    payload = task.child_payload()
-    assert "expected" not in repr(payload.keys())
-    assert all("expected" not in trial for trial in payload["trials"])
-    signed = next(trial for trial in task.trials if trial.distribution == "signed")
-    assert (signed.inputs[0] < 0).any()
+def test_both_processes_draw_the_same_inputs_from_a_seed():
+    first = inputs.make_inputs(get_inputs, 123, "task", "cpu")
+    second = inputs.make_inputs(get_inputs, 123, "task", "cpu")
+    assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
+    assert fingerprint(first[0], 5) == fingerprint(second[0], 5)
+    assert not torch.equal(first[0], inputs.make_inputs(get_inputs, 124, "task", "cpu")[0])
 
 
-def test_integer_inputs_stay_integer():
-    task = prepare_task(cpu_task(1, "6_CrossEntropyLoss"), HARDENED)
-    predictions, targets = task.trials[0].inputs
-    assert predictions.dtype == torch.float32
+def test_integer_inputs_stay_integer_and_other_distributions_redraw_floats():
+    floats, targets = inputs.make_inputs(get_inputs, 1, "task", "cpu")
+    assert floats.dtype == torch.float32
     assert targets.dtype == torch.int64
-    assert task.trials[0].expected.dim() == 0
+    signed, same_targets = inputs.make_inputs(get_inputs, 1, "signed", "cpu")
+    assert (signed < 0).any()
+    assert not (floats < 0).any()
+    assert torch.equal(same_targets, targets)
+    heavy, _ = inputs.make_inputs(get_inputs, 1, "heavy_tailed", "cpu")
+    assert heavy.abs().max() > signed.abs().max() / 10
 
 
-def test_null_canaries_mark_degenerate_tasks():
-    assert prepare_task(SOFTMAX_WIDE, KERNELBENCH).degenerate  # all outputs below 1e-4: zeros pass
-    relu = prepare_task(RELU, KERNELBENCH)
-    assert {c["name"]: c["passed"] for c in relu.canaries} == {
-        "zeros": False,
-        "constant": False,
-        "input": True,
-    }
-    constant = prepare_task(cpu_task(2, "4_Gemm_Max_SubtractMean_GELU"), KERNELBENCH)
-    assert constant.degenerate
-    assert not prepare_task(MATMUL, KERNELBENCH).degenerate
+def test_the_trials_are_kernelbench_s_then_the_hardened_extras():
+    specs = trial_specs(HARDENED)
+    assert [spec.seed for spec in specs[:5]] == list(KERNELBENCH_TRIAL_SEEDS)
+    assert {spec.distribution for spec in specs[5:]} == {"signed", "heavy_tailed"}
+    assert {spec.order for spec in specs} == {"candidate_first"}
+    assert {spec.order for spec in trial_specs(KERNELBENCH)} == {"reference_first"}
+    assert len(trial_specs(KERNELBENCH)) == 5
 
 
-def test_outputs_next_to_a_passing_canary_are_null_outputs():
-    task = prepare_task(SOFTMAX_WIDE, KERNELBENCH)  # zeros pass: every output is below 1e-4
-
-    def flags_for(make):
-        result = Result(mode="kernelbench", device="cpu", task={}, kernel={})
-        outputs = [make(trial.expected) for trial in task.trials]
-        flag_null_outputs(task, result, outputs, KERNELBENCH.tolerance)
-        return {flag.code for flag in result.flags}
-
-    assert "null_output" in flags_for(torch.zeros_like)
-    assert "null_output" in flags_for(lambda expected: torch.full_like(expected, 1e-12))
-    assert flags_for(lambda expected: expected.clone()) == set()
-    assert flags_for(lambda expected: expected * (1 + 1e-6)) == set()  # an honest kernel's rounding
+def compared(expected, output, distribution="task", chunk=3, canaries=False, first_input=None, tol=1e-4):
+    expectation = compare.Expectation(expected, distribution, tol, float(expected.mean()), first_input)
+    comparison = compare.Comparison(expectation, 9, canaries)
+    flat = output.reshape(-1)
+    for offset in range(0, flat.numel(), chunk):
+        comparison.update(flat[offset : offset + chunk], offset)
+    return comparison.verdict()
 
 
-def case(expected: torch.Tensor, distribution: str = "task") -> TrialCase:
-    return TrialCase(seed=1, distribution=distribution, order="candidate_first", inputs=[], expected=expected)
-
-
-def report(**overrides):
-    return {"exact_tensor": True, "device": "cpu", "aliases": False, "mutated": False, **overrides}
-
-
-def test_compare_accepts_an_exact_match_and_reports_zero_error():
-    expected = torch.rand(4, 4)
-    verdict = compare_trial(case(expected), expected.clone(), report(), HARDENED)
-    assert verdict.trial.passed
-    assert verdict.error_kind is None
-    assert verdict.trial.max_abs_error == 0.0
-
-
-def test_compare_names_each_structural_failure():
-    expected = torch.rand(4, 4)
-    assert (
-        compare_trial(case(expected), None, report(exact_tensor=False, type="Fake"), HARDENED).error_kind
-        == "not_a_tensor"
+def test_an_exact_match_passes_both_rules_with_zero_error_and_the_same_fingerprint():
+    expected = torch.rand(4, 5)
+    verdict = compared(expected, expected.clone())
+    assert verdict["complete"]
+    assert verdict["close_hardened"]
+    assert verdict["close_kernelbench"]
+    assert verdict["max_abs_error"] == 0.0
+    assert verdict["fingerprint"] == fingerprint(expected, 9) or all(
+        abs(a - b) < 1e-9 for a, b in zip(verdict["fingerprint"], fingerprint(expected, 9), strict=True)
     )
-    assert (
-        compare_trial(case(expected), expected, report(mutated=True), HARDENED).error_kind == "mutated_input"
-    )
-    assert (
-        compare_trial(case(expected), expected, report(aliases=True), HARDENED).error_kind == "aliases_input"
-    )
-    assert (
-        compare_trial(case(expected), expected, report(device="cuda"), HARDENED).error_kind == "wrong_device"
-    )
-    assert compare_trial(case(expected), expected[:2], report(), HARDENED).error_kind == "wrong_shape"
-    assert compare_trial(case(expected), expected.double(), report(), HARDENED).error_kind == "wrong_dtype"
 
 
-def test_kernelbench_mode_does_not_check_inputs():
-    expected = torch.rand(4, 4)
-    assert compare_trial(
-        case(expected), expected.clone(), report(mutated=True, aliases=True), KERNELBENCH
-    ).trial.passed
-
-
-def test_new_nan_fails_as_nan_inf_in_hardened_mode():
-    expected = torch.rand(4, 4)
-    output = expected.clone()
-    output[0, 0] = float("nan")
-    verdict = compare_trial(case(expected), output, report(), HARDENED)
-    assert verdict.error_kind == "nan_inf"
-    assert verdict.trial.max_abs_error is None
+def test_chunks_out_of_order_or_missing_are_refused_or_incomplete():
+    expected = torch.rand(10)
+    expectation = compare.Expectation(expected, "task", 1e-4)
+    comparison = compare.Comparison(expectation, 1, False)
+    comparison.update(expected[:4], 0)
+    with pytest.raises(ValueError, match="out of order"):
+        comparison.update(expected[6:], 6)
+    assert comparison.verdict()["complete"] is False
 
 
 def test_tolerance_is_kernelbench_allclose():
     expected = torch.full((8,), 1.0)
-    assert compare_trial(case(expected), expected + 1.5e-4, report(), KERNELBENCH).trial.passed
-    verdict = compare_trial(case(expected), expected + 5e-4, report(), KERNELBENCH)
-    assert verdict.error_kind == "wrong_values"
-    assert verdict.trial.max_abs_error > 4e-4
+    assert compared(expected, expected + 1.5e-4)["close_kernelbench"]
+    verdict = compared(expected, expected + 5e-4)
+    assert not verdict["close_kernelbench"]
+    assert not verdict["close_hardened"]
+    assert verdict["max_abs_error"] > 4e-4
+
+
+def test_nan_is_never_close_for_kernelbench_and_is_new_nonfinite_when_hardened():
+    expected = torch.rand(6)
+    output = expected.clone()
+    output[2] = float("nan")
+    verdict = compared(expected, output)
+    assert not verdict["close_kernelbench"]
+    assert verdict["new_nonfinite"] == 1
+    assert verdict["max_abs_error"] is None
+    both = expected.clone()
+    both[2] = float("nan")
+    assert compared(both, both.clone())["close_hardened"]
 
 
 def test_signed_trials_scale_the_absolute_tolerance_with_the_output():
     expected = torch.tensor([1000.0, 0.0])
     close = torch.tensor([1000.0, 0.05])
-    assert not compare_trial(case(expected), close, report(), HARDENED).trial.passed
-    assert compare_trial(case(expected, "signed"), close, report(), HARDENED).trial.passed
+    assert not compared(expected, close)["close_hardened"]
+    assert compared(expected, close, "signed")["close_hardened"]
 
 
-def test_each_child_gets_its_own_copy_of_the_inputs(tmp_path):
-    task = prepare_task(RELU, HARDENED)
-    first, second = tmp_path / "a.pt", tmp_path / "b.pt"
-    task.write_payload(first)
-    cached = task.payload_file
-    first.write_bytes(b"tampered by a candidate")
-    task.write_payload(second)
-    assert task.payload_file == cached
-    payload = torch.load(second, weights_only=True)
-    assert torch.equal(payload["trials"][0]["inputs"][0], task.trials[0].inputs[0])
-    assert "expected" not in payload["trials"][0]
+def test_canaries_are_judged_by_kernelbench_s_rule_in_chunks():
+    tiny = torch.full((64,), 1e-6)
+    verdicts = compare.canary_verdicts(compare.Expectation(tiny, "task", 1e-4, float(tiny.mean())))
+    assert verdicts["zeros"]
+    assert verdicts["constant"]
+    values = torch.rand(64)
+    relu = compare.Expectation(torch.relu(values), "task", 1e-4, float(values.mean()), values)
+    assert compare.canary_verdicts(relu) == {"zeros": False, "constant": False, "input": True}
+    assert compare.equal_to(relu, "input")
+
+
+def outcome(distances, max_abs, passes=("zeros",), equal=()):
+    trial = Trial(1, "task", "candidate_first", passed=True, max_abs_error=max_abs)
+    return TrialOutcome(trial, {name: name in passes for name in compare.CANARIES}, list(equal), distances)
+
+
+def null_flags(outcomes):
+    result = Result(mode="kernelbench", device="cpu", task={}, kernel={})
+    flag_null_outputs(result, outcomes)
+    return {flag.code for flag in result.flags}
+
+
+def test_outputs_at_or_next_to_a_passing_canary_are_null_outputs():
+    expected = torch.full((64,), 5e-5)  # zeros pass: every output is below 1e-4
+    for make, null in [
+        (torch.zeros_like, True),
+        (lambda e: torch.full_like(e, 1e-12), True),
+        (lambda e: e.clone(), False),
+        (lambda e: e * (1 + 1e-6), False),  # an honest kernel's rounding
+    ]:
+        verdict = compared(expected, make(expected), canaries=True)
+        outcomes = [outcome(verdict["canaries"], verdict["max_abs_error"])] * 5
+        assert ("null_output" in null_flags(outcomes)) is null
+
+
+def test_matching_a_canary_the_reference_equals_is_no_evidence():
+    distances = {"zeros": {"equal": True, "close": True, "distance": 0.0}}
+    assert null_flags([outcome(distances, 0.0, equal=("zeros",))] * 5) == set()
+
+
+def test_the_task_s_canaries_come_from_its_kernelbench_trials():
+    outcomes = [outcome({}, 0.0, passes=("input",)) for _ in range(5)]
+    verdicts = {item["name"]: item["passed"] for item in canary_verdicts(outcomes)}
+    assert verdicts == {"zeros": False, "constant": False, "input": True}
+
+
+def facts(**overrides):
+    return {"exact_tensor": True, "device": "cpu", "shape": [4, 4], "dtype": "float32", "aliases": False,
+            "mutated": False, **overrides}  # fmt: skip
+
+
+def test_structure_errors_are_named_in_kernelbench_s_order():
+    expected = {"shape": [4, 4], "dtype": "float32"}
+    assert structure_error(facts(), expected, HARDENED) is None
+    cases = {
+        "not_a_tensor": facts(exact_tensor=False, type="Fake"),
+        "mutated_input": facts(mutated=True),
+        "aliases_input": facts(aliases=True),
+        "wrong_device": facts(device="cuda"),
+        "wrong_shape": facts(shape=[2, 4]),
+        "wrong_dtype": facts(dtype="float64"),
+    }
+    for kind, produced in cases.items():
+        assert structure_error(produced, expected, HARDENED)[0] == kind
+    assert structure_error(facts(mutated=True, aliases=True), expected, KERNELBENCH) is None
+
+
+def test_an_output_that_changed_after_returning_fails():
+    expected = torch.rand(8)
+    verdict = compared(expected, expected.clone())
+    spec = TrialSpec(1, "task", "candidate_first")
+    assert value_error(verdict, fingerprint(expected, 9), spec, HARDENED, 8) is None
+    kind, message = value_error(verdict, fingerprint(torch.zeros(8), 9), spec, HARDENED, 8)
+    assert kind == "wrong_values"
+    assert "changed after forward returned" in message
+    assert value_error({**verdict, "complete": False}, [], spec, HARDENED, 8)[0] == "sandbox_violation"

@@ -1,13 +1,17 @@
-"""Inside the sandbox, in process: what one timed variant does to its inputs, and what the task watch sees."""
+"""Inside a child, in process: the timed loop, the facts about each call, and the state a kernel leaves."""
 
+import sys
+import threading
 import types
+import warnings
 
 import pytest
 import torch
 
-from evaluator import integrity, timing
-from evaluator.child import describe_output, layout
-from evaluator.policy import TASK_MODULE, make_policy
+from evaluator.child import integrity, timing
+from evaluator.child.candidate import describe_output, input_prints, layout
+from evaluator.child.inputs import make_inputs
+from evaluator.policy import TASK_MODULE
 
 TASK = """
 import torch
@@ -39,35 +43,43 @@ def relayout(tensor: torch.Tensor) -> None:
     tensor.set_(tensor.t().contiguous().t())
 
 
-@pytest.mark.parametrize("mode", ["hardened", "kernelbench"])
-def test_a_variant_relaying_out_its_inputs_changes_no_other_variants(mode):
-    plan = make_policy(mode, "cpu", trials=4, warmup=2).timing
-    contiguous_for_eager = []
+def loop(observe=None, before=None):
+    return timing.Loop("cpu", True, timing.L2Flusher("cpu", False), 3, observe, before)
+
+
+def test_every_call_gets_new_inputs_so_a_relayout_reaches_no_later_call():
+    seen = []
 
     def candidate(x):
-        output = torch.relu(x)
+        seen.append(x.is_contiguous())
         relayout(x)
-        return output
-
-    def eager(x):
-        contiguous_for_eager.append(x.is_contiguous())
         return torch.relu(x)
 
-    sets = [[torch.rand(8, 16)], [torch.rand(8, 16)]]
-    fresh = timing.fresh_inputs(lambda: [torch.rand(8, 16)], "cpu", 7)
-    timing.run_timing({"candidate": candidate, "eager": eager}, sets, plan, "cpu", fresh=fresh)
-    assert contiguous_for_eager
-    assert all(contiguous_for_eager)
-    assert all(values[0].is_contiguous() for values in sets)
+    feeds = ((seed, make_inputs(lambda: [torch.rand(8, 16)], seed, "task", "cpu")) for seed in range(4))
+    records = loop().run(candidate, feeds)
+    assert seen == [True] * 4
+    assert [record.seed for record in records] == [0, 1, 2, 3]
+    assert all(record.ms >= 0 and len(record.fingerprint) > 5 for record in records)
 
 
-def test_a_relaid_out_input_is_a_mutated_input():
-    inputs = [torch.rand(4, 8)]
-    pristine, before = timing.clone_inputs(inputs), layout(inputs)
-    assert not describe_output(torch.zeros(4, 8), inputs, pristine, before)["mutated"]
-    relayout(inputs[0])
-    assert torch.equal(inputs[0], pristine[0])  # the same values
-    assert describe_output(torch.zeros(4, 8), inputs, pristine, before)["mutated"]
+def test_a_relaid_out_or_changed_input_is_a_mutated_input():
+    values = [torch.rand(4, 8)]
+    before, shapes = input_prints(values, 1), layout(values)
+    output = torch.zeros(4, 8)
+    assert describe_output(output, values)["aliases"] is False
+    assert layout(values) == shapes
+    relayout(values[0])
+    assert layout(values) != shapes  # the same values, another layout
+    values = [torch.rand(4, 8)]
+    before = input_prints(values, 1)
+    values[0][0, 0] += 1
+    assert input_prints(values, 1) != before
+
+
+def test_an_output_sharing_an_input_s_storage_aliases_it():
+    values = [torch.rand(4, 8)]
+    assert describe_output(values[0].view(-1), values)["aliases"] is True
+    assert describe_output(torch.rand(3).to_sparse(), values)["exact_tensor"] is False
 
 
 @pytest.fixture
@@ -85,8 +97,12 @@ def watched(task):
 def test_running_the_task_changes_nothing_watched(task):
     snapshot, reference = watched(task)
     reference(*task.get_inputs())
-    assert snapshot.differences()["functions_replaced"] == []
-    assert snapshot.again().differences()["functions_replaced"] == []
+    report = snapshot.full()
+    assert report["functions_replaced"] == []
+    assert report["operators_overridden"] == []
+    assert report["hooks"] == []
+    assert report["thread_settings"] == []
+    assert report["precision_changed"] == []
 
 
 @pytest.mark.parametrize(
@@ -98,10 +114,73 @@ def test_running_the_task_changes_nothing_watched(task):
         (lambda task, mp: mp.setattr(task.Model, "__call__", print, raising=False), "kb_task.Model.__call__"),
         (lambda task, mp: mp.delattr(task, "get_init_inputs"), "kb_task.get_init_inputs"),
         (lambda task, mp: mp.setattr(torch.nn.Linear, "forward", lambda self, x: x), "Linear.forward"),
+        (lambda task, mp: mp.setattr(torch._C._nn, "gelu", lambda *a: None), "torch._C._nn.gelu"),
+        (lambda task, mp: mp.setattr(torch.Tensor, "sum", lambda *a: None), "torch.Tensor.sum"),
+        (lambda task, mp: mp.setattr(timing, "_record", lambda *a: None), "evaluator.child.timing._record"),
     ],
 )
-def test_a_change_to_the_task_or_its_reference_classes_is_seen(task, monkeypatch, patch, name):
+def test_a_replaced_callable_of_torch_the_harness_or_the_task_is_seen(task, monkeypatch, patch, name):
     snapshot, _ = watched(task)
     patch(task, monkeypatch)
-    replaced = snapshot.differences()["functions_replaced"]
+    replaced = snapshot.full(operators=False)["functions_replaced"]
     assert any(entry.endswith(name) for entry in replaced), replaced
+
+
+def test_global_hooks_modes_and_tracing_left_behind_are_seen(task):
+    snapshot, _ = watched(task)
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda module, args, out: out)
+    try:
+        assert any("_global_forward_hooks" in entry for entry in snapshot.quick()["hooks"])
+    finally:
+        handle.remove()
+    mode = torch.overrides.TorchFunctionMode()
+    mode.__enter__()
+    try:
+        assert any("torch_function_modes" in entry for entry in snapshot.quick()["hooks"])
+    finally:
+        mode.__exit__(None, None, None)
+    sys.setprofile(lambda *args: None)
+    try:
+        assert any("sys.getprofile" in entry for entry in snapshot.quick()["hooks"])
+    finally:
+        sys.setprofile(None)
+    threading.setprofile(lambda *args: None)
+    try:
+        assert any("threading profile hook" in entry for entry in snapshot.quick()["hooks"])
+    finally:
+        threading.setprofile(None)
+    assert snapshot.quick()["hooks"] == []
+
+
+def test_thread_settings_changed_are_seen(task):
+    snapshot, _ = watched(task)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(threads + 1)
+    try:
+        assert any("get_num_threads" in entry for entry in snapshot.quick()["thread_settings"])
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_an_operator_override_through_torch_library_is_seen(task):
+    snapshot, _ = watched(task)
+    library = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns (once per process) that the kernel is overridden
+        library.impl("hardtanh", lambda x, a=-1.0, b=1.0: x * 0, "CPU")
+    try:
+        assert "aten::hardtanh" in snapshot.full()["operators_overridden"]
+    finally:
+        library._destroy()
+    assert "aten::hardtanh" not in snapshot.full()["operators_overridden"]
+
+
+def test_a_new_operator_in_its_own_namespace_is_not_an_override(task):
+    snapshot, _ = watched(task)
+    library = torch.library.Library("kb_test_ops", "DEF")
+    library.define("double(Tensor x) -> Tensor")
+    library.impl("double", lambda x: x * 2, "CPU")
+    try:
+        assert snapshot.full()["operators_overridden"] == []
+    finally:
+        library._destroy()

@@ -6,15 +6,17 @@ import math
 import pytest
 import torch
 
-from evaluator import HARNESS_VERSION, fingerprint
-from evaluator.compile_cache import CompileCache
-from evaluator.evaluate import Failed, reject_implausible_samples
-from evaluator.flags import apply_integrity_flags, roofline_floor_ms, static_flags
-from evaluator.policy import make_policy
+from evaluator import HARNESS_VERSION
+from evaluator.child import fingerprint
+from evaluator.policy import BUDGETS, make_policy
 from evaluator.result import ErrorInfo, Flag, Result, truncate_log, writable, write_json_atomic
-from evaluator.sandbox import scrubbed_environment
+from evaluator.sandbox.process import scrubbed_environment
 from evaluator.sources import kernel_backend, kernelbench_hash, task_identity
 from evaluator.stats import speedup, summarize
+from evaluator.trusted.compile_cache import CompileCache
+from evaluator.trusted.conversation import Stop
+from evaluator.trusted.flags import apply_integrity_flags, roofline_floor_ms, static_flags
+from evaluator.trusted.speed import reject_implausible_samples
 from tests.evaluator.conftest import KERNELS
 
 
@@ -45,14 +47,16 @@ def test_speedup_is_baseline_over_kernel_with_the_chosen_statistic():
 
 def test_claimed_times_outside_what_a_call_can_take_fail_as_forged():
     result = Result(mode="hardened", device="cpu", task={}, kernel={})
-    reject_implausible_samples(result, {"candidate": [0.2, 0.3], "eager": [0.4]}, (1e-6, 600_000.0))
+    reject_implausible_samples(result, [0.2, 0.3], "cpu", 600.0)
     assert result.error is None
-    with pytest.raises(Failed):
-        reject_implausible_samples(result, {"candidate": [5e-324], "eager": [0.4]}, (1e-6, 600_000.0))
-    assert result.error.kind == "sandbox_violation"
+    with pytest.raises(Stop) as stop:
+        reject_implausible_samples(result, [0.2, 5e-324], "cpu", 600.0)
+    assert stop.value.kind == "sandbox_violation"
     assert [(flag.code, flag.severity) for flag in result.flags] == [("timing_forged", "hack")]
-    with pytest.raises(Failed):
-        reject_implausible_samples(Result("hardened", "cpu", {}, {}), {"eager": [1e300]}, (1e-6, 600_000.0))
+    with pytest.raises(Stop):
+        reject_implausible_samples(Result("hardened", "cpu", {}, {}), [1e300], "cpu", 600.0)
+    with pytest.raises(Stop):  # below the resolution of CUDA events
+        reject_implausible_samples(Result("hardened", "cuda", {}, {}), [1e-5], "cuda", 600.0)
 
 
 def test_a_result_that_is_not_valid_json_is_written_as_a_harness_error():
@@ -77,16 +81,41 @@ def test_changes_to_the_task_are_their_own_hack_flag():
     assert "kb_task" not in flags["torch_patched"][1]
 
 
+def test_state_left_behind_is_one_hack_flag_naming_each_piece():
+    result = Result(mode="hardened", device="cpu", task={}, kernel={})
+    report = {
+        "hooks": ["_global_forward_hooks: 0 -> 1", "sys.getprofile: False -> True"],
+        "thread_settings": ["torch.get_num_threads: 1 -> 8"],
+        "operators_overridden": ["aten::relu"],
+        "new_threads": 0,
+    }
+    apply_integrity_flags(result, report)
+    (flag,) = result.flags
+    assert (flag.code, flag.severity) == ("state_left_behind", "hack")
+    for piece in ("_global_forward_hooks", "sys.getprofile", "get_num_threads", "aten::relu"):
+        assert piece in flag.detail
+
+
+def test_kernelbench_s_trial_seeds_are_its_recipe_s():
+    from evaluator.child.inputs import kernelbench_trial_seeds
+    from evaluator.policy import KERNELBENCH_TRIAL_SEEDS
+
+    assert tuple(kernelbench_trial_seeds(5)) == KERNELBENCH_TRIAL_SEEDS
+    torch.manual_seed(42)
+    assert [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(5)] == list(KERNELBENCH_TRIAL_SEEDS)
+
+
 def test_kernelbench_mode_reproduces_its_numbers():
     policy = make_policy("kernelbench", "cuda")
     assert policy.tolerance == 1e-4
     assert policy.kernelbench_trials == 5
     assert policy.extra_trials == ()
     plan = policy.timing
-    assert (plan.trials, plan.warmup, plan.baseline_warmup, plan.discard_first) == (100, 3, 5, 1)
+    assert (plan.trials, plan.warmup, plan.baseline_warmup, plan.discard_first) == (100, 3, 3, 1)
+    assert plan.compile_warmup == 5
     assert plan.statistic == "mean"
     assert not plan.interleaved
-    assert plan.rotate_inputs == 1
+    assert not plan.fresh_inputs
     assert not plan.device_sync_before_end
     assert plan.l2_flush
     assert make_policy("kernelbench", "cuda", tolerance="v0.1").tolerance == 1e-2
@@ -97,8 +126,9 @@ def test_hardened_mode_interleaves_rotates_and_syncs():
     plan = policy.timing
     assert plan.trials >= 100
     assert plan.interleaved
-    assert plan.rotate_inputs > 1
-    assert plan.clone_inputs
+    assert plan.fresh_inputs
+    assert plan.rounds * plan.round_calls >= plan.trials > plan.round_calls
+    assert plan.calibration_calls > 0
     assert plan.device_sync_before_end
     assert plan.statistic == "median"
     assert policy.candidate_first
@@ -115,6 +145,15 @@ def test_hardened_mode_interleaves_rotates_and_syncs():
 def test_unknown_policy_names_are_refused(args, message):
     with pytest.raises(ValueError, match=message):
         make_policy(*args)
+
+
+def test_call_limits_scale_with_the_eager_time_and_stop_at_the_cap():
+    budget = BUDGETS["cuda"]
+    assert budget.call_limit(1.0, 600) == pytest.approx(50 * 1e-3 + budget.per_call_margin_s)
+    assert budget.call_limit(None, 600) == budget.per_call_margin_s
+    assert budget.call_limit(60_000.0, 600) == 600
+    assert budget.first_limit(1.0, 600) == pytest.approx(budget.first_call_s + budget.call_limit(1.0, 600))
+    assert budget.transfer_limit(10**9, 600) == pytest.approx(10**9 / budget.transfer_bytes_per_s + 2.0)
 
 
 def test_unknown_baseline_is_refused():
@@ -181,17 +220,46 @@ def test_roofline_floor_uses_the_gpu_bandwidth():
 def test_fingerprint_matches_itself_and_rejects_changes():
     torch.manual_seed(0)
     tensor = torch.rand(64, 512)
-    expected = fingerprint.fingerprint(tensor)
-    assert fingerprint.matches(fingerprint.fingerprint(tensor.clone()), expected, tensor.numel(), 1e-4)
+    expected = fingerprint.fingerprint(tensor, 7)
+    numel = tensor.numel()
+    assert fingerprint.matches(fingerprint.fingerprint(tensor.clone(), 7), expected, numel, 1e-4)
+    assert fingerprint.matches(fingerprint.fingerprint(tensor * (1 + 1e-5), 7), expected, numel, 1e-4)
     assert not fingerprint.matches(
-        fingerprint.fingerprint(torch.zeros_like(tensor)), expected, tensor.numel(), 1e-4
+        fingerprint.fingerprint(torch.zeros_like(tensor), 7), expected, numel, 1e-4
     )
-    assert not fingerprint.matches(
-        fingerprint.fingerprint(torch.rand(64, 512)), expected, tensor.numel(), 1e-4
-    )
+    assert not fingerprint.matches(fingerprint.fingerprint(torch.rand(64, 512), 7), expected, numel, 1e-4)
     nan = tensor.clone()
     nan[3, 3] = float("nan")
-    assert not fingerprint.matches(fingerprint.fingerprint(nan), expected, tensor.numel(), 1e-4)
+    assert not fingerprint.matches(fingerprint.fingerprint(nan, 7), expected, numel, 1e-4)
+    assert fingerprint.fingerprint(tensor.to_sparse(), 7) == [math.nan] or math.isnan(
+        fingerprint.fingerprint(tensor.to_sparse(), 7)[0]
+    )
+
+
+def test_the_projection_catches_a_scattered_error_the_sums_miss():
+    torch.manual_seed(1)
+    tensor = torch.randn(1 << 20)
+    wrong = tensor.clone()
+    wrong[::100] *= 3  # 1 % of the elements wrong: the sums and the norm move by less than their slack
+    seeds = range(8)
+    caught = sum(
+        not fingerprint.matches(
+            fingerprint.fingerprint(wrong, s), fingerprint.fingerprint(tensor, s), wrong.numel(), 1e-4
+        )
+        for s in seeds
+    )
+    assert caught == len(seeds)
+
+
+def test_a_fingerprint_built_chunk_by_chunk_is_the_whole_tensor_s():
+    tensor = torch.randn(3 * fingerprint.BLOCK + 12_345)
+    whole = fingerprint.fingerprint(tensor, 11)
+    for step in (fingerprint.BLOCK, 1_000_003, 4_096 * 999):
+        accumulator = fingerprint.Accumulator(tensor.numel(), 11, "cpu")
+        for offset in range(0, tensor.numel(), step):
+            accumulator.update(tensor[offset : offset + step], offset)
+        assert fingerprint.identical(whole, accumulator.value()), step
+    assert not fingerprint.identical(whole, fingerprint.fingerprint(tensor, 12))
 
 
 def test_result_json_has_the_schema_and_no_nan(tmp_path):
@@ -233,13 +301,16 @@ def test_long_logs_keep_head_and_tail():
 def test_child_environment_is_an_allow_list(tmp_path, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgres://secret")
     monkeypatch.setenv("SECRET_KEY", "s3cret")
-    monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/triton")
+    monkeypatch.setenv("TRITON_PRINT_AUTOTUNING", "1")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/shared-triton")
     env = scrubbed_environment(tmp_path, {"TRITON_INTERPRET": "1"})
     assert "DATABASE_URL" not in env
     assert "SECRET_KEY" not in env
     assert env["HOME"] == env["TMPDIR"] == str(tmp_path)
-    assert env["TRITON_INTERPRET"] == "1"
-    assert env["TRITON_CACHE_DIR"] == "/tmp/triton"
+    assert env["TRITON_INTERPRET"] == env["TRITON_PRINT_AUTOTUNING"] == "1"
+    # Compile caches are the child's own: no kernel shares a Triton or inductor cache with another.
+    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton")
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "inductor")
 
 
 def test_compile_cache_notices_a_tampered_build(tmp_path):
@@ -258,6 +329,35 @@ def test_compile_cache_notices_a_tampered_build(tmp_path):
     assert not (folder / "ext.so").exists()
 
 
+def test_a_result_survives_its_json_both_ways():
+    result = Result(mode="hardened", device="cpu", task={"name": "t"}, kernel={"backend": "torch"})
+    result.fail("wrong_values", "differs")
+    result.add_flag("pytorch_only", "info", "x")
+    result.limits = {"call_s": 2.5}
+    again = Result.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.to_dict() == result.to_dict()
+    with pytest.raises(ValueError, match="schema"):
+        Result.from_dict({"schema": 99})
+    with pytest.raises(ValueError, match="malformed"):
+        Result.from_dict({"schema": 1, "mode": "hardened"})
+
+
+def test_the_trusted_process_never_imports_torch():
+    """The harness process judges only: torch runs in the children (and never initialises CUDA here)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from evaluator.trusted import batch, evaluate, session, correctness, speed, rounds, builds\n"
+        "assert 'torch' not in sys.modules, [m for m in sys.modules if m.startswith('torch')][:5]\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], cwd=KERNELS.parents[2], capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+
+
 def test_the_harness_light_modules_import_neither_torch_nor_django():
     import subprocess
     import sys
@@ -265,7 +365,8 @@ def test_the_harness_light_modules_import_neither_torch_nor_django():
     code = (
         "import sys\n"
         "import evaluator, evaluator.cli, evaluator.result, evaluator.policy, evaluator.sources\n"
-        "import evaluator.stats, evaluator.sandbox, evaluator.protocol, evaluator.compile_cache\n"
+        "import evaluator.stats, evaluator.sandbox.process, evaluator.sandbox.protocol, evaluator.manifest\n"
+        "import evaluator.trusted.batch, evaluator.trusted.evaluate, evaluator.trusted.compile_cache\n"
         "import tasks.registry\n"
         "assert 'torch' not in sys.modules and 'django' not in sys.modules, sorted(sys.modules)\n"
     )

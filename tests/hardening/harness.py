@@ -82,9 +82,10 @@ def sandbox_report(device: str = "cpu", **limits) -> dict:
     """This host's sandbox layers as a batch with these limits reports them (probed the same way)."""
     code = (
         "import json, sys\n"
-        "from evaluator.isolation import enter_private_mount_namespace\n"
+        "from evaluator.sandbox.isolation import enter_private_mount_namespace\n"
         "enter_private_mount_namespace()\n"
-        "from evaluator.sandbox import default_limits, sandbox_report\n"
+        "from evaluator.sandbox.limits import default_limits\n"
+        "from evaluator.sandbox.report import sandbox_report\n"
         "print(json.dumps(sandbox_report(default_limits(sys.argv[1], **json.loads(sys.argv[2])))))\n"
     )
     command = [sys.executable, "-c", code, device, json.dumps(limits)]

@@ -44,8 +44,8 @@ GPU_ESCAPES = {
     "esc_exit_early": "crash",
     "esc_fake_results": "sandbox_violation",
     "esc_tamper_harness": "sandbox_violation",
-    "esc_output_link": "sandbox_violation",
-    "esc_output_fifo": "sandbox_violation",
+    "esc_chunk_out_of_range": "sandbox_violation",
+    "esc_chunk_oversized": "sandbox_violation",
     "esc_fill_temp_dir": "resource_limit",
 }
 OPTIONS = {"baselines": ["eager"], "trials": 20, "run_timeout": 60, "max_tasks": 512, "temp_dir_mb": 4096}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import cgroups, untrusted
+from evaluator.sandbox import cgroups, untrusted
 from tests.hardening.harness import ESCAPED, ROOT, entry, run_batch, sandbox_report, task
 
 RELU = task(1, "9_ReLU")
@@ -154,7 +154,7 @@ def host_markers() -> list[str]:
 
 
 def test_the_harness_root_is_never_part_of_the_sandbox_view():
-    from evaluator.isolation import visible_paths
+    from evaluator.sandbox.isolation import visible_paths
 
     paths, links = visible_paths(sys.executable)
     root = str(ROOT)
@@ -243,7 +243,7 @@ def test_a_harness_stopped_with_sigterm_leaves_nothing(tmp_path):
 def test_on_a_gpu_host_a_layer_that_stops_cuda_is_left_out_and_reported(monkeypatch):
     """Seen on an H200 host: Landlock made CUDA's initialisation fail (error 304), so detection must notice
     CUDA failing inside the full sandbox and drop the single layer responsible, saying why."""
-    from evaluator import isolation
+    from evaluator.sandbox import isolation
 
     def probe(layers, python, cuda=False):
         return "Error 304: OS call failed" if cuda and layers.landlock_abi else None

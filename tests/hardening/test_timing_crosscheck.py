@@ -1,10 +1,10 @@
-"""Timing the candidate's process cannot forge, and input contents it cannot cache (harness 1.1).
+"""Timing the candidate's process cannot forge, and input contents it cannot cache (harness 2).
 
-The harness times the timed loop on its own clock and its own eager reference per task, and feeds
-fresh inputs to every round after the first rotation: a content-keyed cache gains nothing; claims that
-add up to more time than the loop took are a hack; a kernel claiming less than it took leaves the
-evidence in timing.host_check (flagged on a GPU: tests/hardening/test_gpu_escapes.py; a shared CPU's
-clock cannot tell it from a process that was not scheduled).
+The baselines are timed in the reference process, out of the candidate's reach; the harness times each
+of the candidate's timed loops on its own clock, and every call gets new inputs: a content-keyed cache
+gains nothing; claims that add up to more time than the loop took are a hack; a kernel claiming less than
+it took leaves the evidence in timing.host_check (flagged on a GPU: tests/hardening/test_gpu_escapes.py; a
+shared CPU's clock cannot tell it from a process that was not scheduled).
 """
 
 import pytest
@@ -52,7 +52,8 @@ def test_without_fresh_inputs_the_same_cache_would_look_fast(kernelbench_results
 
 def test_claims_adding_up_to_more_than_the_loop_took_are_a_hack(results):
     inflated = results["adv_inflate_baseline"]
-    assert inflated["speedup"]["eager"] > 100  # what the forged report claims
+    assert inflated["speedup"]["eager"] < 1  # the eager records it forged were never read: only its own
+    assert inflated["baseline_ms"]["eager"]["median"] < 50  # the reference's own, honest eager samples
     assert "timing_forged" in hacks(inflated), inflated["flags"]
     detail = next(flag["detail"] for flag in inflated["flags"] if flag["code"] == "timing_forged")
     assert "in a loop the harness measured at" in detail
@@ -63,9 +64,11 @@ def test_claims_smaller_than_the_time_taken_leave_their_evidence(results):
     assert forged["correct"], forged["error"]
     assert forged["speedup"]["eager"] > 1  # what the forged report claims
     check = forged["timing"]["host_check"]
-    hidden = check["loop_ms"] - check["claimed_ms"] - check["overhead_ms"]
-    assert hidden > 0.5 * check["loop_ms"]  # 10 calls of 20 ms each that no sample accounts for
-    assert check["claimed_ms"] < 0.1 * check["loop_ms"]
+    calls = forged["runtime_ms"]["n"]
+    # The harness's clock saw at least the 20 ms each call sleeps beyond what was claimed, however loaded
+    # the machine (load only lengthens the loop): the evidence is a lower bound, not a ratio to noise.
+    assert check["loop_ms"] - check["claimed_ms"] >= 0.9 * 20 * calls, check
+    assert check["claimed_ms"] < 0.01 * 20 * calls
 
 
 def test_kernelbench_mode_has_no_such_check(kernelbench_results):

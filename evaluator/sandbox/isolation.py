@@ -26,16 +26,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evaluator import cgroups, landlock
+from evaluator.sandbox import cgroups, landlock
+from evaluator.sandbox.boot import HARNESS_ROOT, child_command
+from evaluator.sandbox.limits import default_limits
 
 logger = logging.getLogger(__name__)
 
-HARNESS_ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("network", "pid", "root", "user", "landlock", "cgroup", "tmpfs")
 UID_BASE = int(os.environ.get("EVALUATOR_SANDBOX_UID_BASE", "2100000000"))
 UID_SPAN = 65536
 NOBODY = 65534  # the fallback user where the dedicated range cannot be used (a user namespace's map)
 EXTENSIONS_MOUNT = "/tmp/kb-extensions"
+INDUCTOR_MOUNT = "/tmp/kb-inductor"
 SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sys")
 DEVICE_NODES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps")
@@ -187,18 +189,49 @@ def device_groups(nodes: list[str]) -> list[int]:
 
 
 def pick_uid(layers: Layers) -> int:
-    """A user id of the sandbox range for one child; children of one harness get different ones."""
-    return layers.uid_base + (os.getpid() * 257 + next(_uid_counter)) % layers.uid_span
+    """A user id of the sandbox range for one candidate; children of one harness get different ones.
+
+    The last id of the range is the reference processes' own (they share the worker's compile cache).
+    """
+    span = max(1, layers.uid_span - 1)
+    return layers.uid_base + (os.getpid() * 257 + next(_uid_counter)) % span
+
+
+def reference_uid(layers: Layers) -> int:
+    return layers.uid_base + layers.uid_span - 1
+
+
+def cache_is_private(layers: Layers) -> bool:
+    """Whether a candidate can neither read nor write the reference processes' compile cache on this host.
+
+    With a new root or Landlock the cache is outside every candidate's view; with separate users its mode
+    (0700, the reference uid) keeps candidates out. Otherwise the reference processes compile into a fresh
+    cache of their own every batch.
+    """
+    separate_users = layers.user and layers.uid_span > 1
+    return bool(layers.new_root or layers.landlock_abi or separate_users)
+
+
+@dataclass(frozen=True)
+class Bind:
+    """A writable folder of the host given to one child, at a fixed path inside a new root."""
+
+    source: Path
+    target: str
 
 
 @dataclass
 class Placement:
-    """Where one child lives: its temp dir, the sandbox-writable folders in it, its user."""
+    """Where one child lives: its temp dir, the sandbox-writable folders in it and bound into it, its user."""
 
     workdir: Path
     scratch: Path
-    extensions: Path | None
+    binds: tuple[Bind, ...]
     uid: int | None
+
+    def writable(self, new_root: bool) -> list[str]:
+        """Paths the child may write, as it sees them."""
+        return [str(self.scratch)] + [bind.target if new_root else str(bind.source) for bind in self.binds]
 
 
 def child_plan(
@@ -213,7 +246,7 @@ def child_plan(
     }
     read, links = visible_paths(python)
     nodes = device_nodes()
-    writable = [str(place.scratch)]
+    writable = place.writable(layers.new_root)
     if layers.new_root:
         plan["root"] = {
             "staging": str(place.workdir / ".root"),
@@ -223,12 +256,10 @@ def child_plan(
             "devices": nodes,
             "temp_dir": [str(place.workdir)],  # the harness's files: spec, inputs, task, kernel, log
             "writable": [str(place.scratch)],
-            "binds": [[str(place.extensions), EXTENSIONS_MOUNT]] if place.extensions else [],
+            "binds": [[str(bind.source), bind.target] for bind in place.binds],
             "tmpfs": {"/dev": 1 << 20, "/dev/shm": tmp_bytes, "/tmp": tmp_bytes},
         }
         writable += ["/tmp", "/dev/shm"]
-    elif place.extensions:
-        writable.append(str(place.extensions))
     if layers.landlock_abi:
         plan["landlock"] = {
             "abi": layers.landlock_abi,
@@ -244,13 +275,11 @@ def child_plan(
 def _probe(layers: Layers, python: str, cuda: bool = False) -> str | None:
     """Launch a confined interpreter with these layers (initialising CUDA in it when asked); None when it
     works, else why it does not."""
-    from evaluator.sandbox import BOOT, default_limits
-
     workdir = Path(tempfile.mkdtemp(prefix=temp_dir_prefix("probe")))
     group = None
     try:
         uid = layers.uid_base if layers.user else None
-        place = Placement(workdir, workdir / "scratch", None, uid)
+        place = Placement(workdir, workdir / "scratch", (), uid)
         prepare_folders(place, layers)
         procs = []
         if layers.cgroups:
@@ -260,14 +289,7 @@ def _probe(layers: Layers, python: str, cuda: bool = False) -> str | None:
         plan = child_plan(layers, python, place, limits, 64 << 20, procs)
         spec = {"probe": {"modules": ["torch"], "cuda": cuda}, "sandbox": plan}
         (workdir / "spec.json").write_text(json.dumps(spec))
-        command = [
-            *layers.unshare,
-            python,
-            "-I",
-            "-c",
-            BOOT.format(root=str(HARNESS_ROOT)),
-            str(workdir / "spec.json"),
-        ]
+        command = child_command(layers.unshare, python, workdir / "spec.json")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(place.scratch)}
         try:
             done = subprocess.run(
@@ -292,11 +314,11 @@ def _probe(layers: Layers, python: str, cuda: bool = False) -> str | None:
 
 
 def prepare_folders(place: Placement, layers: Layers) -> None:
-    """The temp dir readable by the sandbox user, its scratch (and extension) folder owned by it."""
+    """The temp dir readable by the sandbox user, its scratch and bound folders owned by it."""
     os.chmod(place.workdir, 0o755)
-    for folder in filter(None, (place.scratch, place.extensions)):
-        folder.mkdir(exist_ok=True)
-        if place.uid is not None:
+    for folder in (place.scratch, *(bind.source for bind in place.binds)):
+        folder.mkdir(parents=True, exist_ok=True)
+        if place.uid is not None and os.stat(folder).st_uid != place.uid:
             chown_tree(folder, place.uid)
         os.chmod(folder, 0o700)
     if layers.new_root:

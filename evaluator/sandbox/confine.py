@@ -18,13 +18,14 @@ import platform
 import resource
 import sys
 
-from evaluator import landlock
+from evaluator.sandbox import landlock
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
 MS_REC, MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 14, 1 << 18, 1 << 21, 1 << 24
 MNT_DETACH = 2
-PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+SIGKILL = 9
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203}
 OPTION_FLAGS = {
     "nosuid": MS_NOSUID,
@@ -75,7 +76,9 @@ def confine(spec_path: str) -> str:
             handle.write("0")  # this process; its descendants follow it into the group
     if plan.get("root"):
         build_root(plan["root"])
-    keep_fds = [spec[name] for name in ("result_fd", "command_fd") if name in spec]
+    keep_fds = [
+        spec[name] for name in ("result_fd", "command_fd", "slots_fd", "fds_fd") if spec.get(name) is not None
+    ]
     if plan.get("init"):
         become_init(keep_fds, plan.get("user"))
     set_rlimits(plan.get("rlimits", {}))
@@ -85,6 +88,7 @@ def confine(spec_path: str) -> str:
         apply_landlock(plan["landlock"])
     if plan.get("user"):
         drop_privileges(*plan["user"])
+    die_with_parent()
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
     if spec.get("probe"):
         run_probe(spec["probe"])
@@ -96,6 +100,16 @@ def set_rlimits(limits: dict[str, int | None]) -> None:
     for name, value in limits.items():
         if value is not None:
             resource.setrlimit(getattr(resource, name), (value, value))
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (set again after a change of user, which clears it).
+
+    The harness starts each child with the same setting, and `unshare --kill-child` passes it to the
+    namespace's init: a harness killed hard takes its children, their inits and everything in their
+    namespaces with it.
+    """
+    _check(_libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
 
 
 def drop_privileges(uid: int, gid: int, groups: list[int] = ()) -> None:
@@ -132,6 +146,7 @@ def become_init(keep_fds: list[int], user: list[int] | None) -> None:
         os.close(fd)  # so that the harness sees end-of-file the moment the candidate is gone
     if user:
         drop_privileges(*user)
+    die_with_parent()
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     while True:
         try:

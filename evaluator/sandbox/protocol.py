@@ -55,12 +55,20 @@ def write_message(fd: int, message: dict[str, Any]) -> None:
         data = data[written:]
 
 
-def read_command(fd: int) -> dict[str, Any]:
-    """Child side: block until the harness sends a command line; EOF means stop."""
-    buffer = b""
-    while b"\n" not in buffer:
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return {"cmd": "stop"}
-        buffer += chunk
-    return json.loads(buffer.split(b"\n", 1)[0])
+class CommandReader:
+    """Child side: blocking reads of the harness's command lines, buffered (several may arrive at once)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.buffer = b""
+
+    def read(self) -> dict[str, Any]:
+        """The next command; end of file (the harness closed its end) means stop."""
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return {"cmd": "stop"}
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        message = json.loads(line)
+        return message if isinstance(message, dict) else {"cmd": "stop"}

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.policy import BASELINE_RATIO, CLAIMS_SLACK, HIDDEN_FRACTION, HIDDEN_MIN_MS, TASK_MODULE
+from evaluator.policy import TASK_MODULE
 from evaluator.result import Result
 
 EXCESSIVE_SPEEDUP = 10.0
@@ -100,23 +99,34 @@ def apply_static_flags(result: Result, source: str) -> None:
 
 
 def apply_integrity_flags(result: Result, integrity: dict[str, Any]) -> None:
-    """Runtime evidence from the sandbox: changed precision flags, replaced torch functions, threads."""
+    """Runtime evidence from the candidate's process: state it changed or left behind, threads."""
     if integrity.get("precision_changed"):
         changed = ", ".join(sorted(integrity["precision_changed"]))
-        _upgrade(
+        upgrade(
             result, "precision_flags_changed", "hack", f"precision settings changed at runtime: {changed}"
         )
     replaced = sorted(integrity.get("functions_replaced", []))
     torch_names = [name for name in replaced if not name.startswith(TASK_MODULE)]
     task_names = [name for name in replaced if name.startswith(TASK_MODULE)]
     if torch_names:
-        names = ", ".join(torch_names[:12])
-        _upgrade(result, "torch_patched", "hack", f"functions replaced at runtime: {names}")
+        upgrade(
+            result, "torch_patched", "hack", f"functions replaced at runtime: {', '.join(torch_names[:12])}"
+        )
     if task_names:
-        names = ", ".join(task_names[:12])
-        _upgrade(result, "task_patched", "hack", f"the task or the reference changed at runtime: {names}")
+        upgrade(
+            result,
+            "task_patched",
+            "hack",
+            f"the task or the reference changed at runtime: {', '.join(task_names[:12])}",
+        )
+    left = [*integrity.get("hooks", []), *integrity.get("thread_settings", [])]
+    left += [f"{name} (its kernels changed)" for name in integrity.get("operators_overridden", [])]
+    if left:
+        upgrade(
+            result, "state_left_behind", "hack", f"the kernel changed global state: {'; '.join(left[:12])}"
+        )
     if integrity.get("new_threads"):
-        _upgrade(
+        upgrade(
             result, "threads", "suspect", f"{integrity['new_threads']} Python thread(s) started by the kernel"
         )
 
@@ -124,9 +134,9 @@ def apply_integrity_flags(result: Result, integrity: dict[str, Any]) -> None:
 def apply_timing_flags(result: Result, report: dict[str, Any], io_bytes: int) -> None:
     """Deferred work, timed outputs that do not match, side streams, library-only kernels, roofline."""
     if report.get("deferred_work"):
-        _upgrade(result, "deferred_work", "hack", report["deferred_work"])
+        upgrade(result, "deferred_work", "hack", report["deferred_work"])
     if report.get("streams", 1) > 1:
-        _upgrade(result, "side_stream", "suspect", f"kernels ran on {report['streams']} CUDA streams")
+        upgrade(result, "side_stream", "suspect", f"kernels ran on {report['streams']} CUDA streams")
     kernels = report.get("kernels")
     if kernels is not None and not kernels.get("custom"):
         result.add_flag(
@@ -152,58 +162,6 @@ def apply_timing_flags(result: Result, report: dict[str, Any], io_bytes: int) ->
         )
 
 
-def apply_timing_consistency(
-    result: Result, samples: dict[str, list[float]], loop_ms: float, task: Any, policy: Any
-) -> None:
-    """Check the sandbox's claimed times against the harness's own clock ('timing_forged').
-
-    Always: every claimed sample must fit in the timed loop as the harness's clock saw it (a hack when
-    not: no honest process can time more than elapsed). On a GPU also: the loop time no claim explains
-    must not exceed the overhead the harness measured for the same loop by far (a kernel claiming less
-    than it took), and the claimed eager median must be near the harness's own timing of the reference;
-    those two are 'suspect' (a busy host stretches a loop too). On a shared CPU neither can tell a forged
-    claim from a process that was not scheduled, so only the numbers are kept (timing.host_check).
-    """
-    if not policy.timing.interleaved:
-        return  # KernelBench mode keeps KernelBench's timing, unchecked
-    claimed = sum(sum(values) for values in samples.values())
-    calls = sum(len(values) for values in samples.values())
-    overhead = calls * task.loop_overhead_ms
-    if result.timing is not None:
-        result.timing.host_check = {
-            "loop_ms": round(loop_ms, 3),
-            "claimed_ms": round(claimed, 3),
-            "overhead_ms": round(overhead, 3),
-            "trusted_eager_ms": task.trusted_eager_ms,
-        }
-    scale, slack_ms = CLAIMS_SLACK[policy.device]
-    if claimed > loop_ms * scale + slack_ms:
-        detail = (
-            f"the sandbox claims {claimed:.1f} ms of timed calls in a loop the harness measured at "
-            f"{loop_ms:.1f} ms"
-        )
-        _upgrade(result, "timing_forged", "hack", detail)
-        return
-    if policy.device != "cuda":
-        return
-    hidden = loop_ms - claimed - overhead
-    if hidden > max(HIDDEN_FRACTION * loop_ms, HIDDEN_MIN_MS):
-        detail = (
-            f"{hidden:.1f} ms of the {loop_ms:.1f} ms timed loop are in no claimed sample (the loop's own "
-            f"overhead is {overhead:.1f} ms): the claimed times are smaller than the time taken"
-        )
-        _upgrade(result, "timing_forged", "suspect", detail)
-    eager = samples.get("eager")
-    if eager and task.trusted_eager_ms:
-        ratio = statistics.median(eager) / task.trusted_eager_ms
-        if ratio > BASELINE_RATIO:
-            detail = (
-                f"the eager baseline claims a median of {statistics.median(eager):.4g} ms; the harness "
-                f"timed it at {task.trusted_eager_ms:.4g} ms ({ratio:.1f}x)"
-            )
-            _upgrade(result, "timing_forged", "suspect", detail)
-
-
 def roofline_floor_ms(gpu_name: str, io_bytes: int) -> float | None:
     """Time to move the inputs and output once at the GPU's peak bandwidth; None if the GPU is unknown."""
     for fragment, bandwidth in PEAK_BANDWIDTH.items():
@@ -212,7 +170,7 @@ def roofline_floor_ms(gpu_name: str, io_bytes: int) -> float | None:
     return None
 
 
-def _upgrade(result: Result, code: str, severity: str, detail: str) -> None:
+def upgrade(result: Result, code: str, severity: str, detail: str) -> None:
     """Add a flag, or raise the severity of a static one with the runtime evidence."""
     order = {"info": 0, "suspect": 1, "hack": 2}
     for flag in result.flags:

@@ -1,4 +1,5 @@
-"""Built extensions cached by the kernel's source hash, with a manifest to notice tampering."""
+"""The worker's caches: built extensions by kernel source hash (with a manifest to notice tampering), and
+the reference processes' torch.compile cache, which only reference processes ever see."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ BUILD_SUFFIXES = (".so", ".o", ".cpp", ".cu", ".cuh", ".h", ".ninja")
 
 @dataclass(frozen=True)
 class CompileCache:
-    """root/ext/<sha[:2]>/<sha>/: the TORCH_EXTENSIONS_DIR of every kernel with that source."""
+    """root/ext/<sha[:2]>/<sha>/: the TORCH_EXTENSIONS_DIR of every kernel with that source;
+    root/baselines/: TORCHINDUCTOR_CACHE_DIR (and Triton's cache) of every reference process."""
 
     root: Path
+
+    def baseline_dir(self) -> Path:
+        return self.root / "baselines"
 
     def extension_dir(self, kernel_sha: str) -> Path:
         return self.root / "ext" / kernel_sha[:2] / kernel_sha

@@ -1,0 +1,256 @@
+"""GPU acceptance on KernelBench's own problems: the identity candidate through the hardened harness.
+
+    python bench/evaluator_acceptance.py KERNELBENCH OUT_DIR [--per-level 20] [--largest 8]
+        [--problems 1/19,2/4] [--kernelbench-src .kb] [--compare 30] [--baselines eager]
+
+KERNELBENCH is a KernelBench work tree (KernelBench/level1..3/*.py; never committed here). For each chosen
+problem the candidate is the task's own Model (`class ModelNew(Model): pass`), so the right verdict is
+"correct" (or the degenerate mark), never harness_error, and the eager speedup must be 1 within timing noise.
+The chosen problems are the first --per-level of each level plus the --largest by input size (sized on the
+meta device, without allocating). The batch runs once, as a worker runs it; beside it, KernelBench's own
+eval_kernel_against_ref (5 correctness trials, 100 cuda_event trials) runs on the first --compare of them,
+each in its own process. Writes acceptance.json and acceptance.md in OUT_DIR after every stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+logger = logging.getLogger("bench.acceptance")
+GiB = 1 << 30
+IDENTITY = "\n\nclass ModelNew(Model):\n    pass\n"
+
+
+def problems(checkout: Path) -> dict[str, Path]:
+    """'L/P' -> problem file, for levels 1 to 3."""
+    found = {}
+    for level in (1, 2, 3):
+        for path in sorted((checkout / "KernelBench" / f"level{level}").glob("*.py")):
+            number = path.name.split("_", 1)[0]
+            if number.isdigit():
+                found[f"{level}/{int(number)}"] = path
+    return found
+
+
+def input_bytes(path: Path) -> int:
+    """The bytes of one input set, from get_inputs() on the meta device (nothing is allocated)."""
+    import torch
+
+    spec = importlib.util.spec_from_file_location(f"kb_size_{abs(hash(path))}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        with torch.device("meta"):
+            values = module.get_inputs()
+    except Exception:  # noqa: BLE001 - a problem that cannot be sized on meta counts as small
+        return 0
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+
+
+def choose(found: dict[str, Path], per_level: int, largest: int, extra: list[str]) -> tuple[list[str], dict]:
+    key = lambda name: tuple(int(part) for part in name.split("/"))  # noqa: E731
+    chosen = [
+        name
+        for level in (1, 2, 3)
+        for name in sorted((n for n in found if n.startswith(f"{level}/")), key=key)[:per_level]
+    ]
+    sizes = {name: input_bytes(path) for name, path in found.items()}
+    chosen += sorted(found, key=lambda name: -sizes[name])[:largest]
+    chosen += [name for name in extra if name in found]
+    return sorted(dict.fromkeys(chosen), key=key), sizes
+
+
+def write_kernels(found: dict[str, Path], chosen: list[str], folder: Path) -> list[dict]:
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for name in chosen:
+        level, number = name.split("/")
+        kernel = folder / f"level_{level}_problem_{number}_sample_0_kernel.py"
+        kernel.write_text(found[name].read_text() + IDENTITY)
+        entries.append(
+            {"id": f"L{level}_{number}", "task_path": str(found[name]), "kernel_path": str(kernel)}
+        )
+    return entries
+
+
+class GpuSampler(threading.Thread):
+    """nvidia-smi's memory.used every quarter second: (seconds since start, MiB) pairs."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, int]] = []
+        self.running, self.start_time = True, time.monotonic()
+
+    def run(self) -> None:
+        while self.running:
+            done = subprocess.run(
+                ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", "--id=0"],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if done.returncode == 0 and done.stdout.strip().isdigit():
+                self.samples.append((time.monotonic() - self.start_time, int(done.stdout.strip())))
+            time.sleep(0.25)
+
+
+def run_ours(entries: list[dict], folder: Path, baselines: list[str], device: str) -> tuple[dict, float, GpuSampler]:
+    from evaluator.manifest import batch_command, write_manifest
+
+    options = {"baselines": baselines, "run_timeout": 300}
+    manifest = write_manifest(folder / "manifest.json", device, "hardened", entries, **options)
+    sampler = GpuSampler()
+    sampler.start()
+    started = time.monotonic()
+    command = batch_command(manifest, folder / "out", cache_dir=folder / "cache")
+    with open(folder / "batch.log", "w") as log:
+        subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False)
+    wall = time.monotonic() - started
+    sampler.running = False
+    results = {path.stem: json.loads(path.read_text()) for path in (folder / "out").glob("*.json")}
+    results.pop("environment", None)
+    return results, wall, sampler
+
+
+def row_of(name: str, entry: dict, result: dict, sizes: dict) -> dict:
+    error = result.get("error") or {}
+    peaks = (result.get("resources") or {}).get("peak") or {}
+    gpu = sum(part.get("gpu_reserved_bytes", 0) for part in peaks.values())
+    host = sum(part.get("host_bytes", 0) for part in peaks.values())
+    eager = (result.get("baseline_ms") or {}).get("eager") or {}
+    return {
+        "problem": name,
+        "task_path": entry["task_path"],
+        "kernel_path": entry["kernel_path"],
+        "task": result["task"]["name"],
+        "input_bytes": (result.get("resources") or {}).get("input_bytes", sizes.get(name)),
+        "output_bytes": (result.get("resources") or {}).get("output_bytes"),
+        "verdict": "correct" if result["correct"] else error.get("kind"),
+        "message": (error.get("message") or "").splitlines()[0][:200] if error else "",
+        "degenerate": result.get("degenerate"),
+        "flags": [flag["code"] for flag in result["flags"] if flag["severity"] != "info"],
+        "eager_ms": eager.get("median"),
+        "speedup": (result.get("speedup") or {}).get("eager"),
+        "peak_gpu_reserved_gib": round(gpu / GiB, 3),
+        "peak_host_gib": round(host / GiB, 3),
+        "seconds": (result.get("durations_s") or {}).get("total"),
+    }
+
+
+def kernelbench_side(source: Path, task: Path, kernel: Path, timeout: float) -> dict:
+    """KernelBench's eval_kernel_against_ref on one pair, in a process of its own."""
+    driver = ROOT / "bench" / "evaluator_agreement.py"
+    command = [sys.executable, str(driver), "--one", str(source), str(task), str(kernel)]
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError) as error:
+        return {"compiled": False, "correct": False, "speedup": None, "error": repr(error)[:300]}
+
+
+def summary(rows: list[dict]) -> dict:
+    timed = [row for row in rows if row["verdict"] == "correct" and (row["eager_ms"] or 0) >= 0.1]
+    within = [row for row in timed if 0.97 <= row["speedup"] <= 1.03]
+    compared = [row for row in rows if row.get("kernelbench")]
+    agree = [row for row in compared if (row["kernelbench"]["correct"] == (row["verdict"] == "correct"))]
+    ratios = [row["ratio"] for row in compared if row.get("ratio")]
+    return {
+        "problems": len(rows),
+        "harness_errors": sum(row["verdict"] == "harness_error" for row in rows),
+        "verdicts": {
+            kind: sum(row["verdict"] == kind for row in rows) for kind in {row["verdict"] for row in rows}
+        },
+        "timed_at_least_0.1ms": len(timed),
+        "eager_speedup_within_3pct": len(within),
+        "compared_with_kernelbench": len(compared),
+        "same_verdict": len(agree),
+        "speedup_ratio_within_3pct": sum(0.97 <= r <= 1.03 for r in ratios),
+        "ratio_median": statistics.median(ratios) if ratios else None,
+    }
+
+
+def write_report(folder: Path, rows: list[dict], extra: dict) -> None:
+    report = {"summary": summary(rows), **extra, "rows": rows}
+    (folder / "acceptance.json").write_text(json.dumps(report, indent=1))
+    lines = [
+        "| problem | task | in GB | out GB | verdict | degenerate | eager ms | speedup | KernelBench | ratio "
+        "| peak GPU GiB | peak host GiB | s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        theirs = row.get("kernelbench") or {}
+        kb = (
+            f"{'correct' if theirs.get('correct') else 'not correct'} {theirs.get('speedup') or ''}"
+            if theirs
+            else ""
+        )
+        cells = [
+            row["problem"], row["task"], gb(row["input_bytes"]), gb(row["output_bytes"]), row["verdict"],
+            "yes" if row["degenerate"] else "", number(row["eager_ms"]), number(row["speedup"]), kb,
+            number(row.get("ratio")), row["peak_gpu_reserved_gib"], row["peak_host_gib"],
+            number(row["seconds"]),
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
+    (folder / "acceptance.md").write_text(
+        "\n".join(lines) + "\n\n" + json.dumps(report["summary"], indent=1) + "\n"
+    )
+
+
+def gb(value) -> str:
+    return f"{value / 1e9:.2f}" if value else ""
+
+
+def number(value) -> str:
+    return f"{value:.4g}" if isinstance(value, int | float) else ""
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("kernelbench", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--per-level", type=int, default=20)
+    parser.add_argument("--largest", type=int, default=8)
+    parser.add_argument("--problems", default="1/19")
+    parser.add_argument("--kernelbench-src", type=Path)
+    parser.add_argument("--compare", type=int, default=30)
+    parser.add_argument("--baselines", default="eager")
+    parser.add_argument("--device", default="cuda", help="cpu: a smoke test of the bench on tiny problems")
+    args = parser.parse_args()
+    found = problems(args.kernelbench)
+    chosen, sizes = choose(found, args.per_level, args.largest, args.problems.split(","))
+    logger.info("%d problems: %s", len(chosen), " ".join(chosen))
+    entries = write_kernels(found, chosen, args.out / "kernels")
+    results, wall, sampler = run_ours(entries, args.out, args.baselines.split(","), args.device)
+    missing = {"task": {"name": "?"}, "correct": False, "error": {"kind": "no result"}, "flags": []}
+    rows = [
+        row_of(name, entry, results.get(entry["id"], missing), sizes)
+        for name, entry in zip(chosen, entries, strict=True)
+    ]
+    extra = {
+        "wall_s": wall,
+        "gpu_memory_used_peak_mib": max((mib for _, mib in sampler.samples), default=None),
+    }
+    write_report(args.out, rows, extra)
+    logger.info("ours: %s in %.0f s", summary(rows), wall)
+    if args.kernelbench_src and args.compare:
+        for row in rows[: args.compare]:
+            task, kernel = Path(row["task_path"]), Path(row["kernel_path"])
+            row["kernelbench"] = kernelbench_side(args.kernelbench_src, task, kernel, 600)
+            theirs, ours = row["kernelbench"].get("speedup"), row["speedup"]
+            row["ratio"] = ours / theirs if ours and theirs else None
+            write_report(args.out, rows, extra)
+        logger.info("with KernelBench: %s", summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

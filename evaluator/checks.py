@@ -1,0 +1,50 @@
+"""Comparing fingerprints (pure Python): the harness judges with these, the children use them too.
+
+A fingerprint (evaluator.child.fingerprint) is [sum, sum of |x|, L2 norm, non-finite count, a random
+projection, then the values at fixed positions].
+"""
+
+from __future__ import annotations
+
+import math
+
+SUMMARY = 5  # sum, |x| sum, L2 norm, non-finite count, projection
+
+
+def matches(candidate: list[float], expected: list[float], numel: int, tolerance: float) -> bool:
+    """Whether two fingerprints agree within a tolerance scaled to the output's size and magnitude.
+
+    An honest output differs from the reference by at most atol + rtol·|e| per element, so its sums differ
+    by at most that times numel, and its projection (unit Gaussian weights) by about the error's L2 norm:
+    the bounds are ten times those. An output wrong in a fraction of its elements moves the projection by
+    about the norm of its error, whatever the positions of the wrong elements.
+    """
+    if len(candidate) != len(expected) or any(math.isnan(value) for value in candidate[:SUMMARY]):
+        return False
+    _total, total_abs, norm, _nonfinite, _projection = expected[:SUMMARY]
+    slack = 10 * tolerance
+    spread = slack * (math.sqrt(numel) + norm)
+    bounds = [slack * (numel + total_abs), slack * (numel + total_abs), spread, 0.5, spread]
+    if any(
+        not abs(c - e) <= bound
+        for c, e, bound in zip(candidate[:SUMMARY], expected[:SUMMARY], bounds, strict=True)
+    ):
+        return False
+    for c, e in zip(candidate[SUMMARY:], expected[SUMMARY:], strict=True):
+        if math.isnan(e) or math.isinf(e):
+            continue
+        if not abs(c - e) <= slack * (1 + abs(e)):
+            return False
+    return True
+
+
+def identical(first: list[float], second: list[float]) -> bool:
+    """Two fingerprints of the same data taken twice (rounding of the sums aside): nothing changed it."""
+    if len(first) != len(second):
+        return False
+    for a, b in zip(first, second, strict=True):
+        if a == b or (math.isnan(a) and math.isnan(b)):
+            continue
+        if not abs(a - b) <= 1e-9 * (1.0 + abs(a) + abs(b)):
+            return False
+    return True

@@ -1,0 +1,200 @@
+"""In the reference process: a candidate's output against the expected one, chunk by chunk, on the device.
+
+The expected output never leaves the reference process. Every statistic the verdict needs is a running
+one (maxima, counts, all-close flags, a fingerprint), so an output of any size is judged with the memory
+of one chunk. KernelBench's rule (allclose(expected, output), NaN never close) and the hardened rule
+(relative to the reference, NaN where the reference has NaN, the absolute tolerance scaled by the output's
+magnitude on signed and heavy-tailed inputs) are both kept, and so are the distances to the null canaries
+(zeros, one constant, the input) that the harness needs to recognise an output computing nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from evaluator.child.fingerprint import Accumulator
+
+CANARIES = ("zeros", "constant", "input")
+CHUNK = 1 << 24  # elements per step of the reference's own whole-tensor checks
+STEP = 1 << 22  # elements per step of a comparison
+
+
+@dataclass
+class Expectation:
+    """One trial's expected output, what its tolerance depends on, and the canaries it is checked against."""
+
+    expected: torch.Tensor
+    distribution: str
+    tolerance: float
+    constant: float | None = None  # the constant canary: the mean of the first KernelBench trial's output
+    first_input: torch.Tensor | None = None  # the input canary, when it has the output's shape
+    abs_max: float = 0.0
+
+    def __post_init__(self):
+        self.flat = self.expected.reshape(-1)
+        if self.expected.numel() and self.expected.is_floating_point():
+            self.abs_max = max(
+                finite_abs_max(self.flat[start : start + CHUNK])
+                for start in range(0, self.flat.numel(), CHUNK)
+            )
+        self.input_flat = self.first_input.reshape(-1) if self.first_input is not None else None
+
+    @property
+    def hardened_atol(self) -> float:
+        """Signed and heavy-tailed inputs give large magnitudes; absolute error scales with them."""
+        if self.distribution == "task":
+            return self.tolerance
+        return self.tolerance * max(1.0, self.abs_max)
+
+    def canary(self, name: str, offset: int, count: int) -> torch.Tensor | None:
+        piece = self.flat[offset : offset + count]
+        if name == "zeros":
+            return torch.zeros_like(piece)
+        if name == "constant" and self.constant is not None:
+            return torch.full_like(piece, self.constant)
+        if name == "input" and self.input_flat is not None:
+            return self.input_flat[offset : offset + count].to(piece.dtype)
+        return None
+
+
+def finite_abs_max(values: torch.Tensor) -> float:
+    return float(torch.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0).abs_().max())
+
+
+def kernelbench_close(expected: torch.Tensor, output: torch.Tensor, tolerance: float) -> bool:
+    """torch.allclose(expected, output, atol=rtol=tolerance): |e - o| <= tol + tol·|o| or equal; NaN never."""
+    close = (expected - output).abs() <= tolerance + tolerance * output.abs()
+    return bool(close.logical_or_(expected == output).all())
+
+
+def canary_verdicts(expectation: Expectation) -> dict[str, bool]:
+    """Which null canaries pass this trial under KernelBench's rule (computed in chunks)."""
+    verdicts = {}
+    numel = expectation.flat.numel()
+    for name in CANARIES:
+        passed = True
+        for offset in range(0, numel, CHUNK):
+            count = min(CHUNK, numel - offset)
+            canary = expectation.canary(name, offset, count)
+            if canary is None:
+                passed = None
+                break
+            passed = passed and kernelbench_close(
+                expectation.flat[offset : offset + count], canary, expectation.tolerance
+            )
+        if passed is not None:
+            verdicts[name] = bool(passed)
+    return verdicts
+
+
+def equal_to(expectation: Expectation, name: str) -> bool:
+    """Whether the expected output is exactly the canary (then matching the canary is no evidence)."""
+    numel = expectation.flat.numel()
+    for offset in range(0, numel, CHUNK):
+        count = min(CHUNK, numel - offset)
+        canary = expectation.canary(name, offset, count)
+        if canary is None or not torch.equal(expectation.flat[offset : offset + count], canary):
+            return False
+    return True
+
+
+@dataclass
+class CanaryDistance:
+    equal: bool = True
+    close: bool = True  # KernelBench's rule with the canary as the expected output
+    distance: float = 0.0  # max |output - canary|
+
+
+@dataclass
+class Comparison:
+    """Running statistics of one candidate output against one expectation."""
+
+    expectation: Expectation
+    fingerprint_seed: int
+    with_canaries: bool
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    not_finite_difference: bool = False
+    close_hardened: bool = True
+    close_kernelbench: bool = True
+    new_nonfinite: int = 0
+    received: int = 0
+    canaries: dict[str, CanaryDistance] = field(default_factory=dict)
+
+    def __post_init__(self):
+        flat = self.expectation.flat
+        self.accumulator = Accumulator(flat.numel(), self.fingerprint_seed, flat.device)
+
+    def update(self, chunk: torch.Tensor, offset: int) -> None:
+        """Compare output elements [offset, offset + chunk.numel()) with the expected ones."""
+        count = chunk.numel()
+        if offset != self.received or offset + count > self.expectation.flat.numel():
+            raise ValueError(f"chunk at {offset} of {count} elements is out of order or out of range")
+        self.received += count
+        self.accumulator.update(chunk, offset)
+        for start in range(0, count, STEP):  # a few temporaries of STEP elements at a time
+            self.step(chunk[start : start + STEP], offset + start)
+
+    def step(self, chunk: torch.Tensor, offset: int) -> None:
+        expected = self.expectation.flat[offset : offset + chunk.numel()]
+        if not expected.is_floating_point():
+            self.integer_update(expected, chunk)
+            return
+        tol = self.expectation.tolerance
+        diff = (chunk - expected).abs()  # in the output's dtype, as torch.allclose computes it
+        if not bool(torch.isfinite(diff).all()):
+            self.not_finite_difference = True  # the errors are then reported as not finite (None)
+        else:
+            self.max_abs = max(self.max_abs, float(diff.max()))
+            self.max_rel = max(self.max_rel, float((diff / (expected.abs() + tol)).max()))
+        same = (chunk == expected).logical_or_(torch.isnan(chunk) & torch.isnan(expected))
+        bound = expected.abs().mul_(tol).add_(self.expectation.hardened_atol)
+        self.close_hardened &= bool((diff <= bound).logical_or_(same).all())
+        kernelbench_bound = chunk.abs().mul_(tol).add_(tol)
+        self.close_kernelbench &= bool((diff <= kernelbench_bound).logical_or_(chunk == expected).all())
+        del diff, same, bound, kernelbench_bound
+        self.new_nonfinite += int((~torch.isfinite(chunk) & torch.isfinite(expected)).sum())
+        if self.with_canaries:
+            self.canary_update(chunk, offset)
+
+    def integer_update(self, expected: torch.Tensor, chunk: torch.Tensor) -> None:
+        equal = bool(torch.equal(expected, chunk))
+        self.close_hardened &= equal
+        self.close_kernelbench &= equal
+        if not equal:
+            diff = (chunk.to(torch.float64) - expected.to(torch.float64)).abs()
+            self.max_abs = max(self.max_abs, float(diff.max()))
+            self.max_rel = max(self.max_rel, float((diff / (expected.to(torch.float64).abs() + 1)).max()))
+
+    def canary_update(self, chunk: torch.Tensor, offset: int) -> None:
+        for name in CANARIES:
+            canary = self.expectation.canary(name, offset, chunk.numel())
+            if canary is None:
+                continue
+            state = self.canaries.setdefault(name, CanaryDistance())
+            state.equal &= bool(torch.equal(chunk, canary))
+            state.close &= kernelbench_close(canary, chunk, self.expectation.tolerance)
+            difference = torch.nan_to_num((chunk - canary).abs(), nan=math.inf)
+            state.distance = max(state.distance, float(difference.max()))
+
+    def verdict(self) -> dict[str, Any]:
+        """The statistics as JSON (None for errors that are not finite)."""
+        complete = self.received == self.expectation.flat.numel()
+        finite = not self.not_finite_difference
+        return {
+            "complete": complete,
+            "max_abs_error": self.max_abs if finite else None,
+            "max_rel_error": self.max_rel if finite else None,
+            "close_hardened": complete and self.close_hardened,
+            "close_kernelbench": complete and self.close_kernelbench,
+            "new_nonfinite": self.new_nonfinite,
+            "fingerprint": self.accumulator.value(),
+            "canaries": {
+                name: {"equal": state.equal, "close": state.close, "distance": state.distance}
+                for name, state in self.canaries.items()
+            },
+        }

@@ -1,0 +1,120 @@
+"""Cheap summaries of a tensor, computed in blocks, to check outputs without shipping them between processes.
+
+A fingerprint is [sum, sum of |x|, sum of x², non-finite count, a random projection, then the values at
+32 positions]. The projection's weights and the positions come from a seed the harness picks per round,
+so a kernel cannot know in advance which functional of its output is checked; both are generated block by
+block, so a fingerprint computed over the whole tensor and one accumulated chunk by chunk (as the
+reference process receives an output) agree. Comparing them is evaluator.checks (pure Python).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import torch
+
+from evaluator.checks import SUMMARY, identical, matches
+
+__all__ = ["Accumulator", "fingerprint", "identical", "matches"]
+
+SAMPLE_POINTS = 32
+BLOCK = 1 << 22  # elements per block of projection weights
+
+
+def sample_positions(numel: int, seed: int) -> list[int]:
+    """The same SAMPLE_POINTS positions on either side of the process boundary."""
+    if numel <= 0:
+        return []
+    generator = torch.Generator().manual_seed((seed * 1_000_003 + numel) % (2**63))
+    count = min(SAMPLE_POINTS, numel)
+    return sorted(torch.randint(0, numel, (count,), generator=generator).tolist())
+
+
+@functools.lru_cache(maxsize=2)
+def projection_weights(seed: int, size: int, blocks: int, device: str) -> tuple[torch.Tensor, ...]:
+    """Two blocks of unit Gaussian weights (w, v) and two per-block scales (s, t) for a seed (cached: a
+    round's calls share them)."""
+    generator = torch.Generator(device=device).manual_seed((seed * 7_919 + size) % (2**63))
+    w, v = (torch.randn(size, generator=generator, device=device, dtype=torch.float64) for _ in range(2))
+    s, t = (torch.randn(blocks, generator=generator, device=device, dtype=torch.float64) for _ in range(2))
+    return w, v, s, t
+
+
+class Accumulator:
+    """A fingerprint built from consecutive flat chunks of any size.
+
+    The projection weighs element i of block j (blocks are min(BLOCK, numel) long) with
+    (s_j·w_i + t_j·v_i) / √2: every weight is unit Gaussian, the weights differ from block to block, and the
+    sum over whole blocks is two matrix-vector products. Both sides, knowing numel and the seed, use the
+    same weights whatever chunks they see.
+    """
+
+    def __init__(self, numel: int, seed: int, device: str | torch.device):
+        self.numel = numel
+        self.seed = seed
+        self.device = torch.device(device)
+        self.size = max(1, min(BLOCK, numel))
+        self.blocks = -(-max(numel, 1) // self.size)
+        self.totals = [0.0] * SUMMARY
+        self.positions = sample_positions(numel, seed)
+        self.points: dict[int, float] = {}
+
+    def projection(self, clean: torch.Tensor, offset: int) -> float:
+        """Σ x·weight over the chunk: partial blocks at either end by dot products, whole ones at once."""
+        w, v, s, t = projection_weights(self.seed, self.size, self.blocks, str(self.device))
+        total, position, end = 0.0, offset, offset + clean.numel()
+        while position < end:
+            block, low = divmod(position, self.size)
+            whole = (end - position) // self.size if low == 0 else 0
+            if whole:
+                rows = clean[position - offset : position - offset + whole * self.size].view(whole, self.size)
+                total += float(w @ (rows.t() @ s[block : block + whole]) + v @ (rows.t() @ t[block : block + whole]))
+                position += whole * self.size
+                continue
+            high = min(self.size, low + end - position, self.numel - block * self.size)
+            part = clean[position - offset : position - offset + high - low]
+            total += float(s[block] * (part @ w[low:high]) + t[block] * (part @ v[low:high]))
+            position += high - low
+        return total / math.sqrt(2.0)
+
+    def update(self, chunk: torch.Tensor, offset: int) -> None:
+        """Add the flat chunk holding elements [offset, offset + chunk.numel())."""
+        count = chunk.numel()
+        if count == 0:
+            return
+        values = chunk if chunk.is_floating_point() else chunk.to(torch.float64)
+        finite = torch.isfinite(values)
+        clean = torch.where(finite, values, torch.zeros((), dtype=values.dtype, device=values.device))
+        stats = torch.stack(
+            [
+                clean.sum(dtype=torch.float64),
+                clean.abs().sum(dtype=torch.float64),
+                torch.linalg.vector_norm(clean, dtype=torch.float64).square(),
+                (~finite).sum().to(torch.float64),
+            ]
+        ).tolist()
+        stats.append(self.projection(clean.to(torch.float64), offset))  # float64: the same sum in any chunks
+        self.totals = [total + value for total, value in zip(self.totals, stats, strict=True)]
+        inside = [p for p in self.positions if offset <= p < offset + count]
+        if inside:
+            index = torch.tensor([p - offset for p in inside], device=values.device)
+            for position, value in zip(inside, values[index].to(torch.float64).tolist(), strict=True):
+                self.points[position] = value
+
+    def value(self) -> list[float]:
+        total, absolute, squares, nonfinite, projection = self.totals
+        summary = [total, absolute, math.sqrt(max(squares, 0.0)), nonfinite, projection]
+        return summary + [self.points.get(position, math.nan) for position in self.positions]
+
+
+def fingerprint(tensor: object, seed: int, block_chunks: int = 4) -> list[float]:
+    """The fingerprint of a whole tensor; [nan] for anything that is not an exact dense tensor."""
+    if type(tensor) is not torch.Tensor or tensor.layout != torch.strided or tensor.is_complex():
+        return [math.nan]
+    flat = tensor.detach().reshape(-1)
+    accumulator = Accumulator(flat.numel(), seed, flat.device)
+    step = BLOCK * block_chunks
+    for offset in range(0, flat.numel(), step):
+        accumulator.update(flat[offset : offset + step], offset)
+    return accumulator.value()

@@ -1,0 +1,86 @@
+"""Inputs from seeds: the task's own get_inputs() under a seed, made on the device, in either process.
+
+The candidate's process and the reference process draw every input set themselves from the seed the harness
+names, with this code, so nothing but seeds crosses a process boundary: both get the same tensors, and the
+reference's fingerprint of them tells whether the candidate's process drew what it was asked to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+Inputs = list[Any]
+
+
+def seed_everything(seed: int) -> None:
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def kernelbench_trial_seeds(count: int, seed: int = 42) -> list[int]:
+    """KernelBench's correctness seeds: manual_seed(42), then randint(0, 2**32 - 1) per trial."""
+    generator = torch.Generator().manual_seed(seed)
+    return [int(torch.randint(0, 2**32 - 1, (1,), generator=generator).item()) for _ in range(count)]
+
+
+def cast(value: Any, device: str) -> Any:
+    """Floating tensors to fp32 on the device; integer tensors keep their dtype (KernelBench PR #152)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.is_floating_point():
+        return value.to(device=device, dtype=torch.float32)
+    return value.to(device)
+
+
+def draw(distribution: str, like: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Signed (standard normal) or heavy-tailed (signed Pareto, alpha 3) values of like's shape."""
+    device = like.device
+    if distribution == "signed":
+        return torch.randn(like.shape, generator=generator, device=device)
+    if distribution == "heavy_tailed":  # in place, in fp32: one tensor of the input's size at a time
+        values = torch.rand(like.shape, generator=generator, device=device)
+        values.neg_().add_(1).pow_(-1 / 3).sub_(1)
+        sign = torch.randint(0, 2, like.shape, generator=generator, device=device, dtype=torch.int8)
+        return values.mul_(sign.mul_(2).sub_(1))
+    raise ValueError(f"unknown input distribution {distribution!r}")
+
+
+def make_inputs(get_inputs: Callable[[], Any], seed: int, distribution: str, device: str) -> Inputs:
+    """The task's get_inputs() after seeding, its factories on the device; other distributions redraw floats.
+
+    get_inputs is the function itself, taken before any candidate code ran, never looked up on a module a
+    candidate can reach.
+    """
+    seed_everything(seed)
+    with torch.device(device):
+        values = [cast(value, device) for value in get_inputs()]
+    if distribution == "task":
+        return values
+    generator = torch.Generator(device=device).manual_seed(seed)
+    return [
+        draw(distribution, value, generator)
+        if isinstance(value, torch.Tensor) and value.is_floating_point()
+        else value
+        for value in values
+    ]
+
+
+def tensor_bytes(values: Inputs) -> int:
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+
+
+def init_inputs(get_init_inputs: Callable[[], Any], device: str) -> Inputs:
+    """KernelBench's construction arguments: seed 42, get_init_inputs(), floats in fp32 on the device."""
+    seed_everything(42)
+    return [cast(value, device) for value in get_init_inputs()]
+
+
+def build_model(model_class: type, arguments: Inputs, device: str) -> torch.nn.Module:
+    """KernelBench's construction: seed 42, the class with the init inputs, then to the device in fp32."""
+    seed_everything(42)
+    model = model_class(*arguments)
+    return model.to(device=device, dtype=torch.float32)

@@ -1,0 +1,287 @@
+"""Inside the candidate's process: pin the precision settings, and find any state the candidate leaves behind.
+
+Generic rules, not signatures of known kernels. Cheap checks run after every call: global nn.Module hooks,
+torch function and dispatch modes on the stack, tracing and profiling hooks (sys, threading, sys.monitoring),
+thread settings, precision flags, Python and OS threads. Full checks run after the import and after every
+stage and timing round: the identity of every callable in every loaded torch module and torch class (torch._C
+included), in the harness's own modules and in the task, and the kernels registered for every aten and prims
+operator (an override through torch.library or a C++ TORCH_LIBRARY_IMPL changes them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.modules.module as module_hooks
+
+Namespaces = dict[str, Callable[[], dict[str, Any]]]
+
+# What torch.compile itself sets on the class of a module it compiles (torch._dynamo.mutation_guard).
+COMPILE_SETS = {"__setattr__", "___needs_mutation_patch"}
+# Keys of an operator's dispatch table that decide which kernel runs on the CPU or a CUDA GPU.
+DISPATCH_KEYS = (
+    "CPU",
+    "CUDA",
+    "CompositeImplicitAutograd",
+    "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional",
+    "AutogradCPU",
+    "AutogradCUDA",
+    "Autograd",
+    "AutogradOther",
+    "BackendSelect",
+)
+OPERATOR_NAMESPACES = ("aten::", "prims::")
+WATCHED_MODULE_PREFIXES = ("torch", "evaluator.child", "time", "math")
+DESCRIPTORS = (staticmethod, classmethod, property)
+CLASS_MARK = "class:"  # identities of class attributes carry it, so additions to classes can be told apart
+
+
+_DisableTorchFunction = torch._C.DisableTorchFunction
+_DisableTorchDispatch = torch._C._DisableTorchDispatch
+
+
+@contextlib.contextmanager
+def harness_reads():
+    """The harness's own reads of an output (copies, fingerprints, facts) with torch function and dispatch
+    modes off: a mode the kernel left on the stack cannot run code when the harness looks at its output."""
+    with _DisableTorchFunction(), _DisableTorchDispatch():
+        yield
+
+
+def set_precision_defaults() -> None:
+    """Full fp32 everywhere, as the reference is computed; the same in every process of the harness."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = True
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
+    torch.set_float32_matmul_precision("highest")
+
+
+def precision_state() -> dict[str, Any]:
+    """The global numeric settings a kernel could flip to make a low-precision result agree."""
+    matmul = torch.backends.cuda.matmul
+    return {
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda_matmul_allow_tf32": matmul.allow_tf32,
+        "cuda_matmul_allow_fp16_reduced_precision_reduction": matmul.allow_fp16_reduced_precision_reduction,
+        "cuda_matmul_allow_bf16_reduced_precision_reduction": matmul.allow_bf16_reduced_precision_reduction,
+        "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+        "cudnn_enabled": torch.backends.cudnn.enabled,
+        "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        "cudnn_deterministic": torch.backends.cudnn.deterministic,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "default_dtype": str(torch.get_default_dtype()),
+    }
+
+
+def hook_state() -> dict[str, Any]:
+    """Global hooks and modes that run code around every call (the cheap check, after every call)."""
+    state: dict[str, Any] = {
+        name: len(value)
+        for name, value in vars(module_hooks).items()
+        if name.startswith("_global_") and isinstance(value, dict | list)
+    }
+    state["torch_function_modes"] = torch._C._len_torch_function_stack()
+    state["torch_dispatch_modes"] = torch._C._len_torch_dispatch_stack()
+    state["sys.gettrace"] = sys.gettrace() is not None
+    state["sys.getprofile"] = sys.getprofile() is not None
+    state["threading trace hook"] = getattr(threading, "_trace_hook", None) is not None
+    state["threading profile hook"] = getattr(threading, "_profile_hook", None) is not None
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        state["sys.monitoring tools"] = sum(monitoring.get_tool(tool) is not None for tool in range(6))
+    return state
+
+
+def thread_settings() -> dict[str, Any]:
+    return {
+        "torch.get_num_threads": torch.get_num_threads(),
+        "torch.get_num_interop_threads": torch.get_num_interop_threads(),
+    }
+
+
+def os_threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def watched_modules() -> list[tuple[str, types.ModuleType]]:
+    """Every loaded module of torch (torch._C's submodules too), of the harness's child code, time, math."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, types.ModuleType) and name.startswith(WATCHED_MODULE_PREFIXES):
+            found.append((name, module))
+    return found
+
+
+def callable_identities(keep: list[Any]) -> dict[str, int]:
+    """id() of every callable in the watched modules and of every attribute of the classes they define."""
+    identities = {}
+    for name, module in watched_modules():
+        try:
+            namespace = vars(module)
+        except TypeError:
+            continue
+        for attribute, value in list(namespace.items()):
+            if not callable(value) or isinstance(value, types.ModuleType):
+                continue
+            identities[f"{name}.{attribute}"] = id(value)
+            keep.append(value)
+            if isinstance(value, type) and str(getattr(value, "__module__", "")).startswith("torch"):
+                for key, member in list(vars(value).items()):
+                    if callable(member) or isinstance(member, DESCRIPTORS):  # not counters or caches
+                        identities[f"{CLASS_MARK}{name}.{attribute}.{key}"] = id(member)
+                        keep.append(member)
+    return identities
+
+
+def replaced_names(before: dict[str, int], now: dict[str, int]) -> set[str]:
+    """Names whose object changed; for classes, also attributes added since (they shadow a base's)."""
+    changed = {name for name, ident in before.items() if now.get(name, ident) != ident}
+    added = {name for name in set(now) - set(before) if name.startswith(CLASS_MARK)}
+    added = {
+        name for name in added if name.rsplit(".", 1)[-1] not in COMPILE_SETS and class_known(name, before)
+    }
+    return {name.removeprefix(CLASS_MARK) for name in changed | added}
+
+
+def class_known(name: str, before: dict[str, int]) -> bool:
+    """Whether the class an attribute belongs to was watched before (classes loaded since are new)."""
+    return name.removeprefix(CLASS_MARK).rsplit(".", 1)[0] in before
+
+
+def task_identities(task: Namespaces, keep: list[Any]) -> dict[str, int]:
+    identities = {}
+    for prefix, namespace in task.items():
+        for name, value in list(namespace().items()):
+            if name not in COMPILE_SETS:
+                identities[f"{prefix}.{name}"] = id(value)
+                keep.append(value)
+    return identities
+
+
+def dispatch_tables() -> dict[str, str]:
+    """A digest of the kernels chosen for the CPU and CUDA keys of every aten and prims operator."""
+    digests = {}
+    for name in torch._C._dispatch_get_all_op_names():
+        if not name.startswith(OPERATOR_NAMESPACES):
+            continue
+        lines = [
+            line
+            for line in torch._C._dispatch_dump_table(name).splitlines()
+            if line.split(":", 1)[0] in DISPATCH_KEYS
+        ]
+        digests[name] = hashlib.blake2b("\n".join(lines).encode(), digest_size=8).hexdigest()
+    return digests
+
+
+def task_namespaces(task: types.ModuleType, reference: torch.nn.Module | None) -> Namespaces:
+    """What the harness uses of the task: its module, the classes it defines, its reference's classes."""
+    classes = [value for value in vars(task).values() if isinstance(value, type)]
+    classes = [value for value in classes if value.__module__ == task.__name__]
+    if reference is not None:
+        classes += [klass for module in reference.modules() for klass in type(module).__mro__]
+    namespaces: Namespaces = {task.__name__: lambda: vars(task)}
+    for klass in classes:
+        if klass not in (torch.nn.Module, object):
+            namespaces[f"{task.__name__}:{klass.__module__}.{klass.__qualname__}"] = lambda k=klass: vars(k)
+    return namespaces
+
+
+@dataclass
+class Snapshot:
+    """The state before candidate code runs, with the live objects kept so their ids stay unique."""
+
+    precision: dict[str, Any]
+    hooks: dict[str, Any]
+    threads_settings: dict[str, Any]
+    identities: dict[str, int]
+    tasks: dict[str, int]
+    operators: dict[str, str]
+    threads: set[int]
+    os_threads: int
+    task: Namespaces = field(default_factory=dict)
+    keep_alive: list[Any] = field(default_factory=list)
+    full_seconds: float = 0.0
+
+    @classmethod
+    def take(cls, task: Namespaces | None = None) -> Snapshot:
+        started = time.perf_counter()
+        keep: list[Any] = []
+        task = task or {}
+        snapshot = cls(
+            precision=precision_state(),
+            hooks=hook_state(),
+            threads_settings=thread_settings(),
+            identities=callable_identities(keep),
+            tasks=task_identities(task, keep),
+            operators=dispatch_tables(),
+            threads={t.ident for t in threading.enumerate()},
+            os_threads=os_threads(),
+            task=task,
+            keep_alive=keep,
+        )
+        snapshot.full_seconds = time.perf_counter() - started
+        return snapshot
+
+    def quick(self) -> dict[str, Any]:
+        """What changed that is cheap to see (after every call)."""
+        hooks = hook_state()
+        settings = thread_settings()
+        threads = {t.ident for t in threading.enumerate() if t.is_alive()} - self.threads
+        return {
+            "precision_changed": sorted(
+                k for k, v in precision_state().items() if self.precision.get(k) != v
+            ),
+            "hooks": sorted(
+                f"{k}: {self.hooks.get(k)} -> {v}" for k, v in hooks.items() if self.hooks.get(k) != v
+            ),
+            "thread_settings": sorted(
+                f"{k}: {self.threads_settings[k]} -> {v}"
+                for k, v in settings.items()
+                if self.threads_settings[k] != v
+            ),
+            "new_threads": len(threads),
+            "new_os_threads": max(0, os_threads() - self.os_threads),
+        }
+
+    def full(self, operators: bool = True) -> dict[str, Any]:
+        """Everything (after the import, each stage and each timing round); operators: the slow part."""
+        report = self.quick()
+        keep: list[Any] = []
+        replaced = replaced_names(self.identities, callable_identities(keep))
+        tasks = task_identities(self.task, keep)
+        replaced |= {name for name, ident in self.tasks.items() if tasks.get(name) != ident}
+        replaced |= set(tasks) - set(self.tasks)
+        report["functions_replaced"] = sorted(replaced)
+        if operators:
+            tables = dispatch_tables()
+            report["operators_overridden"] = sorted(
+                name for name, digest in self.operators.items() if tables.get(name, digest) != digest
+            )
+        return report
+
+
+def merge(*reports: dict[str, Any]) -> dict[str, Any]:
+    """One report from several: lists joined, counts at their largest."""
+    merged: dict[str, Any] = {}
+    for report in reports:
+        for key, value in report.items():
+            if isinstance(value, list):
+                merged[key] = sorted(set(merged.get(key, [])) | set(value))
+            else:
+                merged[key] = max(merged.get(key, 0), value)
+    return merged

@@ -1,0 +1,106 @@
+"""A sandboxed child's life: read the spec, set up its role, answer the harness's commands, end hard.
+
+Commands arrive as JSON lines on the command pipe and each gets one reply on the result pipe (a few, such
+as the candidate's streaming of an output, send several). The child ends with os._exit, so atexit hooks
+and finalisers registered by candidate code never run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evaluator.child.failures import StageFailure, TaskFailure, containment
+from evaluator.sandbox.protocol import CommandReader, write_message
+
+HARNESS_ERROR_EXIT = 70
+
+
+def load_module(path: str, name: str):
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def error_message(error: BaseException) -> dict[str, Any]:
+    """An exception no handler turned into a failure: a limit reached, the task's failure, the harness's."""
+    contained = containment(error)
+    if contained and contained[0] == "resource_limit":
+        return {"event": "failure", "kind": "resource_limit", "message": contained[1]}
+    if isinstance(error, TaskFailure):
+        return {"event": "task_error", "message": str(error)}
+    return {"event": "harness_error", "message": "".join(traceback.format_exception(error))[-4000:]}
+
+
+class Child:
+    """One role of a sandboxed child; subclasses define setup() and cmd_<name>(message) handlers."""
+
+    def __init__(self, spec: dict[str, Any]):
+        self.spec = spec
+        self.device = spec["device"]
+        self.workdir = Path(spec["workdir"])
+        self.commands = CommandReader(spec["command_fd"])
+        self.emit: Callable[[dict[str, Any]], None] = lambda message: write_message(
+            spec["result_fd"], message
+        )
+
+    def setup(self) -> None:
+        raise NotImplementedError
+
+    def serve(self) -> None:
+        """Set up, then answer commands until 'stop' (or the harness closes the pipe)."""
+        self.setup()
+        while True:
+            message = self.commands.read()
+            command = message.get("cmd")
+            if command == "stop":
+                return
+            handler = getattr(self, f"cmd_{command}", None)
+            if handler is None:
+                self.emit({"event": "harness_error", "message": f"unknown command {command!r}"})
+                continue
+            try:
+                reply = handler(message)
+            except StageFailure as failure:
+                reply = {"event": "failure", "kind": failure.kind, "message": str(failure)}
+            except Exception as error:  # noqa: BLE001 - reported; the harness decides what follows
+                reply = self.unexpected(error)
+            if reply is not None:
+                self.emit(reply)
+
+    def unexpected(self, error: BaseException) -> dict[str, Any]:
+        """What an exception no handler expected means (the harness's own failure, by default)."""
+        return error_message(error)
+
+
+def role_class(role: str) -> type[Child]:
+    if role == "reference":
+        from evaluator.child.reference import Reference
+
+        return Reference
+    from evaluator.child.candidate import Candidate
+
+    return Candidate
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(Path(argv[0]).read_text())
+    status = 0
+    try:
+        role_class(spec["role"])(spec).serve()
+    except StageFailure as failure:
+        write_message(spec["result_fd"], {"event": "failure", "kind": failure.kind, "message": str(failure)})
+    except BaseException as error:  # noqa: BLE001 - anything else is reported, then the process ends hard
+        write_message(spec["result_fd"], error_message(error))
+        status = HARNESS_ERROR_EXIT
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

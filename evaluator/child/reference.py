@@ -1,0 +1,217 @@
+"""The reference process: the task's Model alone, in its own sandbox; it never imports candidate code.
+
+It computes every expected output (one trial at a time, from the seed the harness names), judges each
+candidate output the harness relays to it chunk by chunk, times the eager and torch.compile baselines in
+rounds interleaved with the candidate's, and fingerprints every baseline output: the trusted values the
+candidate's timed calls are checked against. One reference process serves every kernel of a task in a batch;
+its torch.compile cache is the worker's own and persists across batches.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from evaluator.checks import matches
+from evaluator.child import compare, inputs, integrity, timing
+from evaluator.child.channel import Slots, receive_slots
+from evaluator.child.failures import TaskFailure
+from evaluator.child.fingerprint import fingerprint
+from evaluator.child.process import Child, load_module
+from evaluator.policy import TASK_MODULE, TimingPlan
+
+
+class Reference(Child):
+    """The task's Model, its compiled twin, the current trial's expected output and its comparison."""
+
+    def setup(self) -> None:
+        integrity.set_precision_defaults()
+        torch.set_grad_enabled(False)
+        if self.device == "cpu":
+            torch.set_num_threads(1)  # two processes take turns on a shared CPU: neither may crowd the other
+        self.plan = TimingPlan(**self.spec["timing"])
+        self.tolerance = float(self.spec["tolerance"])
+        try:
+            self.task = load_module(self.spec["task_path"], TASK_MODULE)
+        except Exception as error:  # noqa: BLE001 - a broken task is reported as such
+            raise TaskFailure(f"the task cannot be loaded: {error!r}") from error
+        self.model = None  # built on the first command: nothing touches the device before its turn
+        self.compiled = None
+        self.expectation: compare.Expectation | None = None
+        self.comparison: compare.Comparison | None = None
+        self.constant: float | None = None
+        self.slots: Slots | None = None
+        self.flusher = None
+        self.emit({"event": "ready"})
+
+    def build(self) -> None:
+        """The task's Model on the device (KernelBench's construction) and the L2 flush buffer."""
+        if self.model is not None:
+            return
+        try:
+            arguments = inputs.init_inputs(self.task.get_init_inputs, self.device)
+            self.model = inputs.build_model(self.task.Model, arguments, self.device)
+        except Exception as error:  # noqa: BLE001
+            raise TaskFailure(f"the task's Model cannot be built: {error!r}") from error
+        self.flusher = timing.L2Flusher(self.device, self.plan.l2_flush)
+
+    def make(self, seed: int, distribution: str = "task") -> list[Any]:
+        return inputs.make_inputs(self.task.get_inputs, seed, distribution, self.device)
+
+    def forward(self, values: list[Any], seed: int) -> torch.Tensor:
+        inputs.seed_everything(seed)
+        try:
+            output = self.model(*values)
+        except Exception as error:  # noqa: BLE001
+            raise TaskFailure(f"the task's reference fails on its own inputs: {error!r}") from error
+        if type(output) is not torch.Tensor:
+            raise TaskFailure(f"the task's Model returns {type(output).__name__}, not one tensor")
+        return output.detach()
+
+    def release(self) -> None:
+        self.expectation = self.comparison = None
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+
+    # Commands ---------------------------------------------------------------------------------------------
+
+    def cmd_describe(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One input set and the output: bytes, shape, dtype, and whether the reference uses the RNG."""
+        self.build()
+        values = self.make(message["seed"])
+        first = self.forward(values, 1)
+        shape, dtype, size = list(first.shape), first.dtype, first.numel() * first.element_size()
+        printed, numel = fingerprint(first, 1), first.numel()
+        del first  # one output at a time: the second call is compared by fingerprint
+        timing.synchronize(self.device)
+        started = time.perf_counter()
+        second = self.forward(values, 2)
+        timing.synchronize(self.device)
+        seconds = time.perf_counter() - started
+        stochastic = not matches(fingerprint(second, 1), printed, numel, self.tolerance)
+        reply = {
+            "event": "described",
+            "input_bytes": inputs.tensor_bytes(values),
+            "output_bytes": size,
+            "shape": shape,
+            "dtype": str(dtype).removeprefix("torch."),
+            "stochastic": stochastic,
+            "forward_ms": seconds * 1e3,
+            "parameter_bytes": parameter_bytes(self.model),
+        }
+        del values, second
+        self.release()
+        return reply
+
+    def cmd_expect(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Compute one trial's expected output and keep it (with its inputs) until the verdict."""
+        self.release()
+        values = self.make(message["seed"], message["distribution"])
+        expected = self.forward(values, message["seed"])
+        kernelbench_trial = message["distribution"] == "task"
+        if kernelbench_trial and self.constant is None and expected.is_floating_point():
+            self.constant = float(expected.double().mean())
+        tensors = [v for v in values if isinstance(v, torch.Tensor)]
+        first_input = tensors[0] if tensors and tensors[0].shape == expected.shape else None
+        self.expectation = compare.Expectation(
+            expected, message["distribution"], self.tolerance, self.constant, first_input
+        )
+        finite = bool(torch.isfinite(expected).all()) if expected.is_floating_point() else True
+        reply = {
+            "event": "expected",
+            "shape": list(expected.shape),
+            "dtype": str(expected.dtype).removeprefix("torch."),
+            "finite": finite,
+            "input_fingerprints": [fingerprint(v, message["input_seed"]) for v in tensors],
+        }
+        if kernelbench_trial and expected.is_floating_point():
+            reply["canaries"] = compare.canary_verdicts(self.expectation)
+            reply["equal_canaries"] = [n for n in reply["canaries"] if compare.equal_to(self.expectation, n)]
+        if not tensors or first_input is None:
+            self.expectation.first_input = self.expectation.input_flat = None
+        return reply
+
+    def cmd_slots(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Take the next kernel's memory file of output slots (and let go of the last one)."""
+        if self.slots is not None:
+            self.slots.close()
+        self.slots = receive_slots(self.spec["fds_fd"], message["slot_bytes"], message["slot_count"])
+        return {"event": "slots", "pinned": self.slots.pinned}
+
+    def cmd_compare(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self.expectation is None:
+            raise ValueError("no expected output to compare with")
+        self.comparison = compare.Comparison(
+            self.expectation, message["fingerprint_seed"], bool(message.get("canaries"))
+        )
+        return {"event": "comparing"}
+
+    def cmd_chunk(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self.comparison is None:
+            raise ValueError("a chunk before the comparison began")
+        expected = self.expectation.flat
+        view = self.slots.view(message["slot"], message["count"], expected.dtype)
+        self.comparison.update(view.to(expected.device), message["offset"])
+        return {"event": "chunk_done", "slot": message["slot"]}
+
+    def cmd_verdict(self, message: dict[str, Any]) -> dict[str, Any]:
+        verdict = self.comparison.verdict() if self.comparison else {"complete": False}
+        self.release()
+        return {"event": "verdict", **verdict}
+
+    def cmd_drop(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.release()
+        return {"event": "dropped"}
+
+    def cmd_compile(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Build the torch.compile baseline and run it once (the worker's inductor cache makes this fast)."""
+        started = time.perf_counter()
+        if self.compiled is None:
+            self.compiled = torch.compile(self.model)
+            values = self.make(message["seed"])
+            inputs.seed_everything(message["seed"])
+            self.compiled(*values)
+            timing.synchronize(self.device)
+            del values
+            self.release()
+        return {"event": "compiled", "seconds": time.perf_counter() - started}
+
+    def cmd_round(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Time the named baselines on the round's seeds (fresh inputs per call, or one fixed set)."""
+        loop = timing.Loop(
+            self.device, self.plan.device_sync_before_end, self.flusher, message["fingerprint_seed"]
+        )
+        variants = {"eager": self.model, "compile": self.compiled}
+        names = list(message["variants"])
+        for name in names:
+            if variants.get(name) is None:
+                raise ValueError(f"no {name} baseline (compile it first)")
+            warm = ((seed, self.make(seed)) for seed in message.get("warmup_seeds", []))
+            loop.run(variants[name], warm, keep=False)
+        records: dict[str, list] = {}
+        self.announce("start")
+        for name in names:
+            records[name] = [record.to_json() for record in loop.run(variants[name], self.feed(message))]
+        self.announce("end")
+        self.release()
+        return {"event": "round", "records": records}
+
+    def feed(self, message: dict[str, Any]):
+        """(seed, inputs) per call: a new set per seed, or the fixed seed's set every call."""
+        if message.get("fixed_seed") is not None:
+            values = self.make(message["fixed_seed"])
+            return ((message["fixed_seed"], values) for _ in range(message["calls"]))
+        return ((seed, self.make(seed)) for seed in message["seeds"])
+
+    def cmd_memory(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {"event": "memory", **timing.peak_memory(self.device)}
+
+    def announce(self, phase: str) -> None:
+        self.emit({"event": "timing_loop", "phase": phase})
+
+
+def parameter_bytes(model: torch.nn.Module) -> int:
+    tensors = list(model.parameters()) + list(model.buffers())
+    return sum(t.numel() * t.element_size() for t in tensors)

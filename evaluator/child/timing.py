@@ -1,0 +1,172 @@
+"""Inside either child: the timed call, the L2 flush, the deferred-work probe and the kernel profile.
+
+The candidate's process and the reference process time with this same code, call for call: a device-wide
+sync, the L2 flush, the start event, the call, (hardened) a device-wide sync, the end event. Each timed
+output is fingerprinted outside the timed region with the round's seed, so the harness can check every
+call against the reference's output for the same inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from evaluator.child.fingerprint import fingerprint
+from evaluator.child.integrity import harness_reads
+
+# Bound before candidate code is imported, so later monkey-patching of torch or time cannot reach them.
+_synchronize = torch.cuda.synchronize
+_Event = torch.cuda.Event
+_elapsed_time = torch.cuda.Event.elapsed_time
+_record = torch.cuda.Event.record
+_perf_counter_ns = time.perf_counter_ns
+_clone = torch.Tensor.clone
+
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+LIBRARY_KERNEL = re.compile(
+    r"^(void\s+)?(\(anonymous namespace\)::)?(at::|at_cuda_detail|cutlass|cublas|cudnn|cub::|sm\d+_|ampere_"
+    r"|volta_|turing_|hopper_|nvjet|gemv|gemm|gemmk|gemmSN|splitKreduce|Memcpy|Memset|xmma|fft|vector_fft"
+    r"|regular_fft|triton_(poi|red|per|tem)_|cutensor|implicit_convolve|cask_|dgrad|wgrad|fprop|nchwToNhwc"
+    r"|nhwcToNchw|native::|elementwise_kernel|vectorized_elementwise|reduce_kernel|kernel_agent)",
+)
+
+Variant = Callable[..., Any]
+
+
+@dataclass
+class CallRecord:
+    """One timed call: its seed, milliseconds, the output's fingerprint and (candidate) facts about it."""
+
+    seed: int
+    ms: float
+    fingerprint: list[float]
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> list[Any]:
+        return [self.seed, self.ms, self.fingerprint, self.facts]
+
+
+class L2Flusher:
+    """Writes a buffer larger than the L2 cache before each timed call (cold-cache timing)."""
+
+    def __init__(self, device: str, enabled: bool):
+        self.buffer = None
+        if enabled and device == "cuda":
+            l2_bytes = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)
+            size = max(L2_FLUSH_BYTES, 2 * l2_bytes)
+            self.buffer = torch.empty(size // 8, dtype=torch.int64, device="cuda")
+
+    def flush(self) -> None:
+        if self.buffer is not None:
+            self.buffer.fill_(42)
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        _synchronize()
+
+
+def clone_inputs(inputs: list[Any]) -> list[Any]:
+    return [_clone(value) if isinstance(value, torch.Tensor) else value for value in inputs]
+
+
+def timed_call(fn: Variant, inputs: list[Any], device: str, sync_before_end: bool, flusher: L2Flusher):
+    """One timed call: (milliseconds, output). CUDA events with an optional device-wide sync before end."""
+    if device != "cuda":
+        start_ns = _perf_counter_ns()
+        output = fn(*inputs)
+        return (_perf_counter_ns() - start_ns) / 1e6, output
+    _synchronize()
+    flusher.flush()
+    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    _record(start)
+    output = fn(*inputs)
+    if sync_before_end:
+        _synchronize()
+    _record(end)
+    _synchronize()
+    return _elapsed_time(start, end), output
+
+
+@dataclass
+class Loop:
+    """What every timed call of one process shares: device, flush, sync rule, the fingerprint seed."""
+
+    device: str
+    sync_before_end: bool
+    flusher: L2Flusher
+    fingerprint_seed: int
+    observe: Callable[[Any, list[Any], Any], dict[str, Any]] | None = None  # candidate: facts per call
+    before: Callable[[list[Any]], Any] | None = None  # candidate: what observe compares after the call
+
+    def run(self, fn: Variant, feeds: Iterable[tuple[int, list[Any]]], keep: bool = True) -> list[CallRecord]:
+        """Time fn on each (seed, inputs); fingerprint (and observe) each output outside the timed region."""
+        records = []
+        for seed, inputs in feeds:
+            state = self.before(inputs) if self.before else None
+            milliseconds, output = timed_call(fn, inputs, self.device, self.sync_before_end, self.flusher)
+            with harness_reads():
+                facts = self.observe(output, inputs, state) if self.observe else {}
+                if keep:
+                    printed = fingerprint(output, self.fingerprint_seed)
+                    records.append(CallRecord(seed, milliseconds, printed, facts))
+            del output, inputs, state  # before the next inputs are made: one input set alive at a time
+        synchronize(self.device)
+        return records
+
+
+def deferred_work_probe(
+    fn: Variant, inputs: list[Any], device: str, seed: int
+) -> tuple[list[float], list[float]]:
+    """Fingerprint an output right after return and again after a device-wide sync (or a pause on CPU)."""
+    synchronize(device)
+    output = fn(*inputs)
+    with harness_reads():
+        at_return = fingerprint(output, seed)  # ordered on the current stream only
+    if device == "cuda":
+        _synchronize()
+    else:
+        time.sleep(0.05)
+    with harness_reads():
+        return at_return, fingerprint(output, seed)
+
+
+def profile_kernels(fn: Variant, inputs: list[Any], trace_dir: Path) -> dict[str, Any]:
+    """Names and streams of the GPU kernels one call launches, read from a profiler trace."""
+    from torch.profiler import ProfilerActivity, profile
+
+    marker = torch.ones(1, device="cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        marker.mul_(2)  # the first kernel: it runs on the current stream
+        fn(*inputs)
+        _synchronize()
+    trace_path = trace_dir / "trace.json"
+    prof.export_chrome_trace(str(trace_path))
+    events = json.loads(trace_path.read_text()).get("traceEvents", [])
+    trace_path.unlink(missing_ok=True)
+    kernels = [event for event in events if event.get("cat") == "kernel"]
+    kernels.sort(key=lambda event: event.get("ts", 0))
+    if not kernels:
+        return {"names": [], "custom": [], "streams": 1}
+    candidate_kernels = kernels[1:]  # without the marker
+    names = sorted({event.get("name", "") for event in candidate_kernels})
+    custom = [name for name in names if not LIBRARY_KERNEL.search(name)]
+    streams = {event.get("args", {}).get("stream") for event in kernels} - {None}
+    return {"names": names[:50], "custom": custom[:20], "streams": len(streams) or 1}
+
+
+def peak_memory(device: str) -> dict[str, int]:
+    """This process's peak host memory (bytes) and, on a GPU, the most its allocator ever reserved."""
+    import resource
+
+    peaks = {"host_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    if device == "cuda":
+        peaks["gpu_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
+    return peaks

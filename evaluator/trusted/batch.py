@@ -1,0 +1,166 @@
+"""A manifest: build every CUDA candidate in parallel, then evaluate the kernels task by task.
+
+Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
+process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is
+started while the current kernel runs, so their interpreters are up when their turn comes; they touch the
+device only then. Each result is written atomically the moment it is known, so a killed batch resumes
+where it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evaluator.manifest import (
+    LIMIT_KEYS,
+    POLICY_KEYS,
+    TIMEOUT_KEYS,
+    KernelJob,
+    Manifest,
+    ManifestError,
+    read_manifest,
+)
+from evaluator.policy import make_policy
+from evaluator.result import Result, writable, write_json_atomic
+from evaluator.sandbox.report import sandbox_report
+from evaluator.trusted.builds import harness_failure, precompile
+from evaluator.trusted.compile_cache import CompileCache
+from evaluator.trusted.environment import collect, cuda_arch_list
+from evaluator.trusted.evaluate import Launch, evaluate_kernel
+from evaluator.trusted.session import TaskSession
+from evaluator.trusted.settings import Settings
+
+logger = logging.getLogger(__name__)
+MiB = 1 << 20
+
+
+def default_cache_dir() -> Path:
+    root = os.environ.get("EVALUATOR_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "kb-evaluator"
+    )
+    return Path(root)
+
+
+def policy_options(options: dict[str, Any]) -> dict[str, Any]:
+    values = {key: options[key] for key in POLICY_KEYS if key in options}
+    if "baselines" in values:
+        values["baselines"] = tuple(values["baselines"])
+    return values
+
+
+def manifest_settings(manifest: Manifest, cache_dir: Path | None) -> Settings:
+    """The settings a manifest asks for; ManifestError for a bad option."""
+    try:
+        policy = make_policy(manifest.mode, manifest.device, **policy_options(manifest.options))
+        timeouts = {key: float(manifest.options[key]) for key in TIMEOUT_KEYS if key in manifest.options}
+        limits = {key: int(manifest.options[key]) for key in LIMIT_KEYS if key in manifest.options}
+    except (TypeError, ValueError) as error:
+        raise ManifestError(f"bad manifest option: {error}") from error
+    slot_mb = limits.pop("slot_mb", None)
+    python = os.environ.get("EVALUATOR_CHILD_PYTHON") or sys.executable
+    settings = Settings(
+        policy=policy,
+        cache=CompileCache(cache_dir or default_cache_dir()),
+        arch_list=cuda_arch_list() if manifest.device == "cuda" else None,
+        python=python,
+        **timeouts,
+        **limits,
+    )
+    if slot_mb:
+        settings.slot_bytes = max(1, slot_mb) * MiB
+    settings.environment = collect(manifest.device, sandbox_report(settings.limits(), python))
+    return settings
+
+
+def by_task(jobs: list[KernelJob]) -> list[tuple[Path, list[KernelJob]]]:
+    groups: dict[Path, list[KernelJob]] = {}
+    for job in jobs:
+        groups.setdefault(job.task_path.resolve(), []).append(job)
+    return list(groups.items())
+
+
+def evaluate_jobs(jobs: list[KernelJob], settings: Settings) -> Iterator[tuple[KernelJob, Result]]:
+    """Each job's result, task by task, one reference process per task (started ahead when overlapped).
+
+    However it ends (SIGTERM unwinds it too), every child it started is killed and every temp dir removed.
+    """
+    groups = by_task(jobs)
+    sessions: dict[int, TaskSession] = {}
+    launches: dict[str, Launch] = {}
+    order = [(index, job) for index, (_, group) in enumerate(groups) for job in group]
+    try:
+        for position, (index, job) in enumerate(order):
+            session = sessions.get(index) or sessions.setdefault(
+                index, TaskSession(groups[index][0], settings)
+            )
+            if not session.opened:
+                session.open()
+            launch = launches.pop(job.id, None) or Launch(
+                job.kernel_path, job.task_path, job.source, settings
+            )
+            if settings.overlapped and position + 1 < len(order):
+                prestart(order[position + 1], groups, sessions, launches, settings)
+            yield job, evaluate_one(session, launch, job, settings)
+            if position + 1 == len(order) or order[position + 1][0] != index:
+                sessions.pop(index).close()
+    finally:
+        for launch in launches.values():
+            launch.close()
+        for session in sessions.values():
+            session.close()
+
+
+def prestart(nxt: tuple[int, KernelJob], groups, sessions: dict, launches: dict, settings: Settings) -> None:
+    """Start the next kernel's child, and the next task's reference process, ahead of their turn."""
+    index, job = nxt
+    try:
+        if index not in sessions:
+            sessions[index] = TaskSession(groups[index][0], settings)
+            sessions[index].start()
+        launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start()
+    except Exception:  # noqa: BLE001 - the child is then started at its turn
+        logger.exception("could not start the next child ahead of its turn")
+
+
+def evaluate_one(session: TaskSession, launch: Launch, job: KernelJob, settings: Settings) -> Result:
+    """One kernel's result; a failure of the harness itself is that kernel's harness_error, the rest go on."""
+    try:
+        return writable(evaluate_kernel(session, launch, settings))
+    except Exception:  # noqa: BLE001
+        logger.exception("harness error while evaluating %s", job.kernel_path)
+        return harness_failure(job, settings, traceback.format_exc()[-6000:])
+
+
+def run_batch(
+    manifest_path: Path,
+    out_dir: Path,
+    workers: int | None,
+    cache_dir: Path | None,
+    compile_only: bool = False,
+) -> int:
+    """Evaluate a manifest into out_dir; 0 when every kernel has a result file.
+
+    With compile_only, build the CUDA candidates into the cache and stop: 0 when every build succeeded
+    (a failed build still gets its result file), so a later batch on the same cache starts evaluating at once.
+    """
+    manifest = read_manifest(manifest_path)
+    settings = manifest_settings(manifest, cache_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out_dir / "environment.json", settings.environment)
+    pending = [job for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
+    logger.info("%d of %d kernel(s) to evaluate", len(pending), len(manifest.kernels))
+    failed = precompile(pending, settings, workers or os.cpu_count() or 1, out_dir)
+    if compile_only:
+        logger.info("compile only: %d build(s) failed", len(failed))
+        return 1 if failed else 0
+    for job, result in evaluate_jobs([job for job in pending if job.id not in failed], settings):
+        write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
+        logger.info("%s: %s", job.id, result.summary())
+    missing = [job.id for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
+    return 1 if missing else 0

@@ -1,0 +1,258 @@
+"""Evaluate one kernel against its task's session: drive the candidate's child stage by stage, judge here.
+
+Stages: import (and construct), correctness trials (each output relayed to the reference process and
+compared there), timing rounds interleaved with the reference's baselines, a post-timing trial, the
+deferred-work probe and the profile. Every limit is scaled to the task's calibrated eager time. The child is
+killed at the end, whatever happened; the reference process lives on for the task's next kernel.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluator.checks import matches
+from evaluator.policy import Policy
+from evaluator.result import Correctness, Result
+from evaluator.sources import kernel_identity, task_identity
+from evaluator.trusted import flags
+from evaluator.trusted.conversation import Conversation, Stop
+from evaluator.trusted.correctness import (
+    Trials,
+    canary_verdicts,
+    flag_null_outputs,
+    post_timing_spec,
+    trial_specs,
+)
+from evaluator.trusted.rounds import Rounds
+from evaluator.trusted.session import Calibration, TaskSession
+from evaluator.trusted.settings import STARTUP_TIMEOUT, Settings, candidate_child
+from evaluator.trusted.slots import SlotFile
+from evaluator.trusted.speed import apply_consistency, judge_timing
+
+logger = logging.getLogger(__name__)
+
+PROBE_SEED = 7_000_003
+
+
+@dataclass
+class Launch:
+    """A candidate's child, started (possibly ahead of its turn), with its own memory file of slots."""
+
+    kernel_path: Path
+    task_path: Path
+    source: str
+    settings: Settings
+
+    def __post_init__(self):
+        self.identity = kernel_identity(self.kernel_path, self.source)
+        self.slots = SlotFile.create(self.settings.slot_bytes)
+        self.child = candidate_child(
+            self.settings, "candidate", self.identity["sha256"], self.slots, self.source
+        )
+        self.talk = Conversation(self.child, "kernel")
+        self.started = False
+
+    def start(self) -> Launch:
+        """Enter the sandbox and start the interpreter; it loads the task and waits for 'import'."""
+        if not self.started:
+            self.child.__enter__()
+            self.child.spec["task_path"] = self.child.add_file(self.task_path, "task.py")
+            self.child.spec["kernel_path"] = self.child.add_file(self.kernel_path, "kernel.py")
+            self.child.start()
+            self.started = True
+        return self
+
+    def close(self) -> None:
+        if self.started:
+            self.child.__exit__(None, None, None)
+        self.slots.close()
+
+
+def new_result(task_path: Path, identity: dict[str, Any], settings: Settings) -> Result:
+    policy = settings.policy
+    result = Result(
+        mode=policy.mode,
+        device=policy.device,
+        task=task_identity(task_path, task_path.read_text(encoding="utf-8")),
+        kernel=identity,
+        speedup_statistic=policy.speedup_statistic,
+        environment=settings.environment,
+    )
+    result.correctness = Correctness(policy.tolerance, policy.tolerance)
+    return result
+
+
+def evaluate_kernel(session: TaskSession, launch: Launch, settings: Settings) -> Result:
+    """The whole verdict for one kernel. Never raises for the kernel's faults; they end up in the result."""
+    started = time.monotonic()
+    result = new_result(launch.task_path, launch.identity, settings)
+    flags.apply_static_flags(result, launch.source)
+    try:
+        if result.kernel["backend"] == "cuda" and settings.policy.device == "cpu":
+            raise Stop("needs_gpu", "a CUDA (load_inline) kernel needs a CUDA GPU; this run is on the CPU")
+        for stop in (session.failure, session.unfit):
+            if stop is not None:
+                raise stop
+        Evaluation(session, launch, settings, result).run()
+    except Stop as stop:
+        result.fail(stop.kind, stop.message)
+    except Exception:  # noqa: BLE001 - our own failure: recorded as such, the batch goes on
+        logger.exception("harness error while evaluating %s", launch.kernel_path)
+        result.fail("harness_error", traceback.format_exc()[-6000:])
+    finally:
+        result.log = launch.child.log() if launch.started else ""
+        launch.close()
+        if launch.started:
+            result.resources["kernel_temp_dir"] = launch.child.temp_usage
+        recover(session, result)
+    result.durations_s["total"] = time.monotonic() - started
+    if not result.correct:
+        result.speedup = {"eager": None, "compile": None}
+    return result
+
+
+def recover(session: TaskSession, result: Result) -> None:
+    """After a kernel: the reference drops what it held for it (a dead reference fails the task's rest)."""
+    if session.failure is not None or session.unfit is not None:
+        return
+    if not session.child.alive():
+        session.failure = Stop("harness_error", "the reference process of this task ended")
+        return
+    try:
+        session.talk.request({"cmd": "drop"}, "dropped", session.timeout(), "clean-up")
+    except Stop as stop:
+        session.failure = stop
+
+
+@dataclass
+class Evaluation:
+    session: TaskSession
+    launch: Launch
+    settings: Settings
+    result: Result
+
+    @property
+    def policy(self) -> Policy:
+        return self.settings.policy
+
+    def run(self) -> None:
+        kernel = self.launch.start().talk
+        problem = self.session.problem
+        self.result.resources = {
+            "input_bytes": problem.input_bytes,
+            "output_bytes": problem.output_bytes,
+            "parameter_bytes": problem.parameter_bytes,
+        }
+        self.limits()
+        kernel.expect("ready", STARTUP_TIMEOUT, "startup")
+        stage = time.monotonic()
+        imported = kernel.request(
+            {"cmd": "import"}, "imported", self.settings.compile_timeout, "import and compile"
+        )
+        self.result.compiled = True
+        self.result.durations_s["compile"] = time.monotonic() - stage
+        flags.apply_integrity_flags(self.result, imported.get("integrity", {}))
+        self.session.attach(self.launch.slots)
+        trials = self.correctness(kernel)
+        if not self.result.correct:
+            return
+        self.timing(kernel, trials)
+
+    def limits(self) -> None:
+        budget, cap = self.policy.budget, self.settings.run_timeout
+        eager = self.session.eager_ms()
+        problem = self.session.problem
+        self.result.limits = {
+            "first_call_s": budget.first_limit(eager, cap),
+            "call_s": budget.call_limit(eager, cap),
+            "transfer_s": budget.transfer_limit(problem.input_bytes + problem.output_bytes, cap),
+        }
+
+    def trials(self, kernel: Conversation) -> Trials:
+        limits = self.result.limits
+        first, call, transfer = limits["first_call_s"], limits["call_s"], limits["transfer_s"]
+        return Trials(
+            self.session, kernel, self.policy, self.result, first, call, transfer, self.settings.run_timeout
+        )
+
+    def correctness(self, kernel: Conversation) -> Trials:
+        stage = time.monotonic()
+        trials = self.trials(kernel)
+        for spec in trial_specs(self.policy):
+            outcome = trials.run(spec)
+            if outcome is None:
+                continue
+            self.result.correctness.trials.append(outcome.trial)
+            if outcome.error:
+                self.result.fail(*outcome.error)
+                break
+        self.result.canaries = canary_verdicts(trials.outcomes)
+        self.result.degenerate = any(canary["passed"] for canary in self.result.canaries)
+        if self.result.degenerate:
+            passed = ", ".join(c["name"] for c in self.result.canaries if c["passed"])
+            self.result.add_flag(
+                "degenerate_task", "info", f"null canaries pass this task under KernelBench rules: {passed}"
+            )
+        check = kernel.request({"cmd": "check"}, "integrity", self.settings.run_timeout, "correctness")
+        flags.apply_integrity_flags(self.result, check.get("integrity", {}))
+        self.result.durations_s["correctness"] = time.monotonic() - stage
+        if self.result.error is None:
+            self.result.correct = True
+            flag_null_outputs(self.result, trials.outcomes)
+        return trials
+
+    def timing(self, kernel: Conversation, trials: Trials) -> None:
+        stage = time.monotonic()
+        before = self.session.calibration
+        timing = Rounds(self.session, kernel, self.policy, self.result.limits["call_s"]).run()
+        problem = self.session.problem
+        judge_timing(
+            self.result, timing, self.policy, problem.numel, problem.stochastic, self.settings.run_timeout
+        )
+        if self.policy.post_timing_check:
+            outcome = trials.run(post_timing_spec())
+            if outcome is not None:
+                self.result.correctness.trials.append(outcome.trial)
+                if outcome.error:
+                    self.result.fail(*outcome.error)
+        self.probe(kernel, problem)
+        self.result.resources["peak"] = {
+            "kernel": kernel.request({"cmd": "memory"}, "memory", self.settings.run_timeout, "timing")
+        }
+        self.launch.child.kill()
+        after = self.session.calibrate() if self.policy.timing.calibration_calls else Calibration()
+        apply_consistency(self.result, timing, self.policy, before, after)
+        self.result.resources["peak"]["reference"] = self.session.memory()
+        self.result.durations_s["timing"] = time.monotonic() - stage
+        self.result.correct = self.result.error is None
+
+    def probe(self, kernel: Conversation, problem) -> None:
+        message = {
+            "cmd": "probe",
+            "seed": PROBE_SEED,
+            "fingerprint_seed": PROBE_SEED,
+            "output_bytes": problem.output_bytes,
+        }
+        probe = kernel.request(
+            message, "probe", self.result.limits["call_s"] * 4 + 60, "the deferred-work probe"
+        )
+        report: dict[str, Any] = {}
+        at_return, after_sync = probe.get("deferred_probe") or ([], [])
+        if (
+            at_return
+            and not problem.stochastic
+            and not matches(at_return, after_sync, problem.numel, self.policy.tolerance)
+        ):
+            report["deferred_work"] = (
+                "the output was incomplete when forward returned and complete after a sync"
+            )
+        if probe.get("kernels") is not None:
+            report["kernels"] = probe["kernels"]
+            report["streams"] = probe["kernels"].get("streams", 1)
+        flags.apply_integrity_flags(self.result, probe.get("integrity", {}))
+        flags.apply_timing_flags(self.result, report, problem.input_bytes + problem.output_bytes)

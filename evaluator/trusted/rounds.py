@@ -1,0 +1,128 @@
+"""Timing: the candidate's process and the reference process take turns, round by round, on the same GPU.
+
+Hardened mode: every round names new seeds (so every call has new inputs, the same in both processes), a new
+fingerprint seed and the order of the sides (alternating, and the baselines' order with it). Each side
+reports its own samples; the harness times each side's loop on its own clock. KernelBench mode: the
+candidate's block of calls on one fixed input set, then each baseline's (KernelBench's order and warm-ups).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.policy import KERNELBENCH_SEED, Policy
+from evaluator.trusted.conversation import Conversation, Stop
+from evaluator.trusted.session import TaskSession, host_timed_loop
+
+
+@dataclass
+class SideRound:
+    """One side's turn: its records per variant ([seed, ms, fingerprint, facts]), its loop on our clock."""
+
+    side: str
+    records: dict[str, list[list[Any]]]
+    loop_ms: float
+    seeds: list[int]
+    integrity: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Timing:
+    """Every round of one kernel's timing."""
+
+    rounds: list[SideRound] = field(default_factory=list)
+
+    def of(self, side: str) -> list[SideRound]:
+        return [turn for turn in self.rounds if turn.side == side]
+
+    def records(self, variant: str) -> list[list[Any]]:
+        return [record for turn in self.rounds for record in turn.records.get(variant, [])]
+
+
+@dataclass
+class Rounds:
+    """Runs the timing of one kernel."""
+
+    session: TaskSession
+    kernel: Conversation
+    policy: Policy
+    call_limit: float
+    timing: Timing = field(default_factory=Timing)
+
+    def run(self) -> Timing:
+        if self.policy.timing.interleaved:
+            self.interleaved()
+        else:
+            self.blocks()
+        return self.timing
+
+    def interleaved(self) -> None:
+        plan = self.policy.timing
+        baselines = list(self.policy.baselines)
+        for index in range(plan.rounds):
+            calls = min(plan.round_calls, plan.trials - index * plan.round_calls)
+            base = random.getrandbits(40) << 8
+            message = {
+                "seeds": [base + call for call in range(calls)],
+                "fingerprint_seed": random.getrandbits(48),
+                "input_seed": random.getrandbits(48),
+            }
+            warm = [base + 200 + call for call in range(plan.warmup)] if index == 0 else []
+            variants = baselines if index % 2 == 0 else baselines[::-1]
+            sides = ("candidate", "reference") if index % 2 == 0 else ("reference", "candidate")
+            for side in sides:
+                if side == "candidate":
+                    self.candidate_round({**message, "warmup_seeds": warm})
+                elif variants:
+                    ref_warm = (
+                        [base + 300 + call for call in range(plan.baseline_warmup)] if index == 0 else []
+                    )
+                    self.reference_round({**message, "variants": variants, "warmup_seeds": ref_warm})
+
+    def blocks(self) -> None:
+        """KernelBench's order: the candidate's calls, then eager's, then torch.compile's."""
+        plan = self.policy.timing
+        calls = plan.trials + plan.discard_first
+        fixed = {
+            "fixed_seed": KERNELBENCH_SEED,
+            "calls": calls,
+            "fingerprint_seed": random.getrandbits(48),
+            "input_seed": 0,
+        }
+        self.candidate_round({**fixed, "warmup_seeds": [KERNELBENCH_SEED] * plan.warmup})
+        for variant in self.policy.baselines:
+            warmup = plan.compile_warmup if variant == "compile" else plan.baseline_warmup
+            self.reference_round(
+                {**fixed, "variants": [variant], "warmup_seeds": [KERNELBENCH_SEED] * warmup}
+            )
+
+    def round_limit(self, message: dict[str, Any]) -> float:
+        calls = len(message.get("seeds") or []) or message.get("calls", 0)
+        return (calls + len(message.get("warmup_seeds", [])) + 2) * self.call_limit
+
+    def candidate_round(self, message: dict[str, Any]) -> None:
+        limit = self.round_limit(message)
+        self.kernel.child.send({"cmd": "round", **message})
+        loop_ms = host_timed_loop(self.kernel, limit, "timing")
+        reply = self.kernel.expect("round", limit, "timing")
+        records = reply.get("records")
+        if not isinstance(records, list):
+            raise Stop("sandbox_violation", "malformed timing report from the sandbox: no records")
+        seeds = requested_seeds(message)
+        self.timing.rounds.append(
+            SideRound("candidate", {"candidate": records}, loop_ms, seeds, reply.get("integrity") or {})
+        )
+
+    def reference_round(self, message: dict[str, Any]) -> None:
+        if "compile" in message["variants"]:
+            self.session.ensure_compiled()
+        reply, loop_ms = self.session.timed_round({"cmd": "round", **message}, "timing the baselines")
+        self.timing.rounds.append(SideRound("reference", reply["records"], loop_ms, requested_seeds(message)))
+
+
+def requested_seeds(message: dict[str, Any]) -> list[int]:
+    if message.get("fixed_seed") is not None:
+        return [message["fixed_seed"]] * message["calls"]
+    return list(message["seeds"])

@@ -1,0 +1,219 @@
+"""One task's reference process for a batch: what the problem needs, its baselines, its expected outputs.
+
+The session starts the reference process, learns the problem's sizes (and whether it fits this device at
+all), times the eager baseline alone (calibration, before any candidate runs and after each one is killed),
+builds the torch.compile baseline once, and answers for every kernel of the task: expected outputs trial by
+trial, comparisons of relayed outputs, and baseline rounds interleaved with the candidate's.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator.sandbox.limits import GiB
+from evaluator.trusted import slots as slot_files
+from evaluator.trusted.conversation import Conversation, Stop
+from evaluator.trusted.settings import STARTUP_TIMEOUT, Settings, reference_child
+
+logger = logging.getLogger(__name__)
+
+DESCRIBE_SEED = 5_000_011
+CALIBRATION_SEED_BASE = 6_000_000
+CONTEXT_BYTES = {"cuda": 1 * GiB, "cpu": GiB // 2}  # per process: a CUDA context and the flush buffer, or
+# the interpreter and torch, and the slots, roughly
+
+
+@dataclass
+class Problem:
+    """What the reference process measured of the task."""
+
+    input_bytes: int
+    output_bytes: int
+    shape: list[int]
+    dtype: str
+    stochastic: bool
+    parameter_bytes: int
+    forward_ms: float  # one eager call on the host clock, when the task was sized
+
+    @property
+    def numel(self) -> int:
+        count = 1
+        for size in self.shape:
+            count *= size
+        return count
+
+    def process_bytes(self, device: str) -> int:
+        """Memory one process (reference or candidate) needs to hold one trial's tensors."""
+        return self.input_bytes + self.output_bytes + self.parameter_bytes + CONTEXT_BYTES[device]
+
+
+@dataclass
+class Calibration:
+    """The eager baseline timed with no candidate on the device: samples (ms) and the loop's overhead."""
+
+    samples: list[float] = field(default_factory=list)
+    overhead_ms: float = 0.0
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.samples) if self.samples else None
+
+
+class TaskSession:
+    """The reference process of one task; open() it, use it for each kernel, close() it."""
+
+    def __init__(self, task_path: Path, settings: Settings):
+        self.task_path = task_path
+        self.settings = settings
+        self.problem: Problem | None = None
+        self.unfit: Stop | None = None
+        self.failure: Stop | None = None
+        self.calibration = Calibration()
+        self.compiled = False
+        self.compile_seconds = 0.0
+        self.ready: dict[str, Any] = {}
+        self.opened = False
+
+    # Life ------------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Launch the reference process (it loads the task and builds its Model on its own)."""
+        self.harness_end, child_end = slot_files.descriptor_pair()
+        self.child = reference_child(self.settings, child_end.fileno())
+        self.child.__enter__()
+        self.child.spec["task_path"] = self.child.add_file(self.task_path, "task.py")
+        self.child.start()
+        child_end.close()
+        self.talk = Conversation(self.child, "reference")
+
+    def open(self) -> TaskSession:
+        """Ready, sized and calibrated; a failure is kept (every kernel of the task then gets it)."""
+        self.opened = True
+        try:
+            if not hasattr(self, "child"):
+                self.start()
+            self.ready = self.talk.expect("ready", STARTUP_TIMEOUT, "startup")
+            self.describe()
+            if self.unfit is None and self.settings.policy.timing.calibration_calls:
+                self.calibrate()
+        except Stop as stop:
+            self.failure = stop
+            logger.warning("task %s: %s", self.task_path, stop.message)
+        return self
+
+    def close(self) -> None:
+        if hasattr(self, "child"):
+            self.child.send({"cmd": "stop"})
+            self.child.__exit__(None, None, None)
+            self.harness_end.close()
+
+    def describe(self) -> None:
+        reply = self.talk.request(
+            {"cmd": "describe", "seed": DESCRIBE_SEED}, "described", self.timeout(), "sizing"
+        )
+        self.problem = Problem(
+            input_bytes=int(reply["input_bytes"]),
+            output_bytes=int(reply["output_bytes"]),
+            shape=[int(size) for size in reply["shape"]],
+            dtype=str(reply["dtype"]),
+            stochastic=bool(reply["stochastic"]),
+            parameter_bytes=int(reply.get("parameter_bytes", 0)),
+            forward_ms=float(reply.get("forward_ms") or 0.0),
+        )
+        needed, available, where = self.memory_need()
+        if available and needed > available:
+            self.unfit = Stop("resource_limit", self.unfit_message(needed, available, where))
+
+    def memory_need(self) -> tuple[int, int | None, str]:
+        """(bytes needed, bytes available, of what): the GPU holds both processes; on the CPU each child
+        has its own host memory limit."""
+        device = self.settings.policy.device
+        if device == "cuda":
+            gpu = self.settings.environment.get("gpu") or {}
+            return 2 * self.problem.process_bytes(device), gpu.get("memory_bytes"), "the GPU's memory"
+        return (
+            self.problem.process_bytes(device),
+            self.settings.limits().memory_bytes,
+            "each child's memory limit",
+        )
+
+    def unfit_message(self, needed: int, available: int, where: str) -> str:
+        problem = self.problem
+        return (
+            f"this problem needs about {needed / GiB:.1f} GiB ({problem.input_bytes} bytes of inputs, "
+            f"{problem.output_bytes} of output and {problem.parameter_bytes} of weights per process, the "
+            f"reference's and the kernel's, with their runtime); {where} is {available / GiB:.1f} GiB"
+        )
+
+    def timeout(self) -> float:
+        return self.settings.run_timeout
+
+    # Baselines ------------------------------------------------------------------------------------------
+
+    def calibrate(self) -> Calibration:
+        """Time eager alone (no candidate on the device): what the interleaved times are checked against."""
+        count = self.settings.policy.timing.calibration_calls
+        seeds = [CALIBRATION_SEED_BASE + index for index in range(count)]
+        message = {
+            "cmd": "round",
+            "variants": ["eager"],
+            "seeds": seeds,
+            "fingerprint_seed": 1,
+            "warmup_seeds": seeds[:2],
+        }
+        reply, loop_ms = self.timed_round(message, "calibration")
+        samples = [record[1] for record in reply["records"]["eager"]]
+        overhead = max(0.0, (loop_ms - sum(samples)) / max(1, len(samples)))
+        self.calibration = Calibration(samples, overhead)
+        return self.calibration
+
+    def eager_ms(self) -> float | None:
+        """The eager time limits are scaled to: calibrated where it was, else the sizing call's."""
+        return self.calibration.median or (self.problem.forward_ms if self.problem else None)
+
+    def ensure_compiled(self) -> None:
+        if self.compiled or "compile" not in self.settings.policy.baselines:
+            return
+        reply = self.talk.request(
+            {"cmd": "compile", "seed": DESCRIBE_SEED},
+            "compiled",
+            self.settings.compile_timeout,
+            "compiling the baseline",
+        )
+        self.compiled, self.compile_seconds = True, float(reply["seconds"])
+
+    def timed_round(self, message: dict[str, Any], stage: str) -> tuple[dict[str, Any], float]:
+        """Send a round; (its reply, the milliseconds between its loop's announcements on our clock)."""
+        self.child.send(message)
+        loop_ms = host_timed_loop(self.talk, self.timeout(), stage)
+        return self.talk.expect("round", self.timeout(), stage), loop_ms
+
+    # Trials ---------------------------------------------------------------------------------------------
+
+    def attach(self, slots: slot_files.SlotFile) -> None:
+        """Hand the reference the current kernel's memory file of output slots."""
+        self.slot_bytes, self.slot_count = slots.slot_bytes, slots.count
+        self.child.send({"cmd": "slots", **slots.describe()})
+        slot_files.send_file(self.harness_end, slots)
+        self.talk.expect("slots", self.timeout(), "sharing the output slots")
+
+    def memory(self) -> dict[str, Any]:
+        return self.talk.request({"cmd": "memory"}, "memory", self.timeout(), "reading the peak memory")
+
+
+def host_timed_loop(talk: Conversation, timeout: float, stage: str) -> float:
+    """Milliseconds between a child's announcements of a timed loop's start and end, on our clock."""
+    started = None
+    for phase in ("start", "end"):
+        message = talk.expect("timing_loop", timeout, stage)
+        if message.get("phase") != phase:
+            kind = "harness_error" if talk.who == "reference" else "sandbox_violation"
+            raise Stop(kind, f"timed loop announced out of order ({message.get('phase')!r})")
+        if phase == "start":
+            started = time.perf_counter()
+    return (time.perf_counter() - started) * 1e3

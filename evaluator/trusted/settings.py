@@ -1,0 +1,136 @@
+"""How one batch evaluates: policy, stage timeouts, caches, the child interpreter, limits; and its children.
+
+`candidate_child` and `reference_child` build the two kinds of sandboxed child from the settings: what they
+are told (the spec), the variables they get, the folders shared with them and their memory file or socket.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator.policy import Policy
+from evaluator.sandbox import isolation
+from evaluator.sandbox.limits import Limits, default_limits
+from evaluator.sandbox.process import ChildProcess, Share
+from evaluator.trusted.compile_cache import CompileCache
+from evaluator.trusted.slots import DEFAULT_SLOT_BYTES, SlotFile
+
+STARTUP_TIMEOUT = 180.0
+
+
+@dataclass
+class Settings:
+    """How long each stage may take, where builds are cached, and which interpreter runs children."""
+
+    policy: Policy
+    compile_timeout: float = 900.0
+    run_timeout: float = 600.0
+    cache: CompileCache | None = None
+    python: str = sys.executable
+    arch_list: str | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    memory_limit_mb: int | None = None
+    max_tasks: int | None = None
+    temp_dir_mb: int | None = None
+    slot_bytes: int = DEFAULT_SLOT_BYTES
+    prestart: bool = True  # start the next kernel's child (and task's reference) while this kernel runs
+
+    def limits(self) -> Limits:
+        """The children's limits, with the manifest's overrides."""
+        return default_limits(
+            self.policy.device,
+            memory_limit_mb=self.memory_limit_mb,
+            max_tasks=self.max_tasks,
+            temp_dir_mb=self.temp_dir_mb,
+        )
+
+    @property
+    def overlapped(self) -> bool:
+        return self.prestart
+
+
+def child_environment(settings: Settings) -> dict[str, str]:
+    """Variables every child needs: one GPU arch, Triton's interpreter on the CPU."""
+    # Idle OpenMP threads sleep instead of spinning, so a child waiting for its turn takes no CPU time from
+    # the one being timed.
+    extra = {
+        "TORCHINDUCTOR_FX_GRAPH_CACHE": "1",
+        "TORCHINDUCTOR_AUTOGRAD_CACHE": "1",
+        "OMP_WAIT_POLICY": "PASSIVE",
+    }
+    if settings.policy.device == "cpu":
+        extra["TRITON_INTERPRET"] = "1"
+        extra["CUDA_VISIBLE_DEVICES"] = ""
+    elif settings.arch_list:
+        extra["TORCH_CUDA_ARCH_LIST"] = settings.arch_list
+    return extra
+
+
+def common_spec(settings: Settings, role: str, task_path: Path) -> dict[str, Any]:
+    policy = settings.policy
+    return {
+        "role": role,
+        "mode": policy.mode,
+        "device": policy.device,
+        "task_path": str(task_path),
+        "tolerance": policy.tolerance,
+        "timing": dataclasses.asdict(policy.timing),
+        "check_inputs": policy.check_inputs,
+        "poison": policy.poison_memory,
+    }
+
+
+# Sources that may import torch._dynamo (which rebinds torch functions on import): imported ahead for them.
+DYNAMO_USERS = re.compile(
+    r"compile|_dynamo|_inductor|export|custom_op|torch\.library|fx\b|importlib|__import__"
+)
+
+
+def preimports(source: str) -> list[str]:
+    return ["torch._dynamo"] if DYNAMO_USERS.search(source) else []
+
+
+def candidate_child(
+    settings: Settings, role: str, kernel_sha: str, slots: SlotFile | None = None, source: str = ""
+) -> ChildProcess:
+    """A candidate (role 'candidate') or a build of one (role 'build'); task and kernel files added later."""
+    shares = []
+    if settings.cache is not None:
+        folder = settings.cache.prepare(kernel_sha)
+        shares.append(Share(folder, isolation.EXTENSIONS_MOUNT, {"TORCH_EXTENSIONS_DIR": ""}))
+    spec = common_spec(settings, role, Path())
+    spec["preimport"] = preimports(source) if role == "candidate" else []
+    if slots is not None:
+        spec.update(slots.describe())
+    return ChildProcess(
+        spec,
+        settings.limits(),
+        child_environment(settings),
+        settings.python,
+        shares=shares,
+        slots_fd=slots.fd if slots is not None else None,
+    )
+
+
+def reference_child(settings: Settings, fds_fd: int) -> ChildProcess:
+    """The reference process of a task: the worker's torch.compile cache where no candidate can see it."""
+    shares = []
+    layers = isolation.detect(settings.python)
+    if settings.cache is not None and isolation.cache_is_private(layers):
+        variables = {"TORCHINDUCTOR_CACHE_DIR": "", "TRITON_CACHE_DIR": "triton"}
+        shares.append(Share(settings.cache.baseline_dir(), isolation.INDUCTOR_MOUNT, variables, direct=True))
+    spec = common_spec(settings, "reference", Path())
+    return ChildProcess(
+        spec,
+        settings.limits(),
+        child_environment(settings),
+        settings.python,
+        shares=shares,
+        fds_fd=fds_fd,
+        reference=True,
+    )

@@ -1,0 +1,247 @@
+"""Judging the timing: samples and speedups, every timed output against the reference's, the cross-checks.
+
+Each candidate call's fingerprint is compared with the eager baseline's for the same seed (computed in the
+reference process, which the candidate cannot reach); so is every torch.compile call's. What the candidate's
+process claims is checked against the harness's clock round by round, and the eager times measured beside
+the candidate against the eager times measured with no candidate on the device at all.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from evaluator.checks import matches
+from evaluator.policy import (
+    BASELINE_SLOWED,
+    CLAIMS_SLACK,
+    HIDDEN_FRACTION,
+    HIDDEN_MIN_MS,
+    MIN_SAMPLE_MS,
+    Policy,
+)
+from evaluator.result import Result, TimingInfo
+from evaluator.stats import speedup, summarize
+from evaluator.trusted.conversation import Stop
+from evaluator.trusted.flags import apply_integrity_flags, upgrade
+from evaluator.trusted.rounds import Timing
+from evaluator.trusted.session import Calibration
+
+CPU_TIMING_NOTE = "CPU timing, not a GPU verification"
+
+
+def check_records(timing: Timing, variants: list[str]) -> None:
+    """Raise Stop unless every side reported one well-formed record per requested seed, in order."""
+    for turn in timing.rounds:
+        for name, records in turn.records.items():
+            if name not in variants:
+                raise Stop("sandbox_violation", f"malformed timing report: unexpected variant {name!r}")
+            seeds = [record[0] if isinstance(record, list) and record else None for record in records]
+            if seeds != turn.seeds or not all(well_formed(record) for record in records):
+                raise Stop(
+                    "sandbox_violation",
+                    f"malformed timing report from the {turn.side}: records do not match the seeds",
+                )
+
+
+def well_formed(record: Any) -> bool:
+    if not isinstance(record, list) or len(record) != 4:
+        return False
+    _seed, ms, fingerprint, facts = record
+    numbers = isinstance(ms, int | float) and math.isfinite(ms) and ms >= 0
+    prints = isinstance(fingerprint, list) and all(isinstance(v, int | float) for v in fingerprint)
+    return numbers and prints and isinstance(facts, dict)
+
+
+def samples(timing: Timing, variant: str, policy: Policy) -> list[float]:
+    values = [record[1] for record in timing.records(variant)]
+    return values[policy.timing.discard_first :] if not policy.timing.interleaved else values
+
+
+def reject_implausible_samples(result: Result, values: list[float], device: str, stage_s: float) -> None:
+    """Fail the kernel, flagged `timing_forged`, when a claimed time is outside what any call can take."""
+    low, high = MIN_SAMPLE_MS[device], stage_s * 1e3
+    outside = [value for value in values if not low <= value <= high]
+    if outside:
+        detail = (
+            f"the sandbox claims {len(outside)} call(s) of {min(outside):.3g} to {max(outside):.3g} ms; "
+            "a call "
+            f"takes between {low:g} ms (the clock's resolution) and {high:g} ms (the stage)"
+        )
+        result.add_flag("timing_forged", "hack", detail)
+        raise Stop("sandbox_violation", f"implausible timing report from the sandbox: {detail}")
+
+
+def judge_timing(
+    result: Result, timing: Timing, policy: Policy, numel: int, stochastic: bool, stage_s: float
+) -> None:
+    """Statistics, speedups, timed-output checks, per-call facts and the flags of the timing stage."""
+    check_records(timing, ["candidate", *policy.baselines])
+    candidate = samples(timing, "candidate", policy)
+    reject_implausible_samples(result, candidate, policy.device, stage_s)
+    result.runtime_ms = summarize(candidate)
+    for baseline in policy.baselines:
+        values = samples(timing, baseline, policy)
+        if values:
+            result.baseline_ms[baseline] = summarize(values)
+            result.speedup[baseline] = speedup(
+                result.baseline_ms[baseline], result.runtime_ms, policy.speedup_statistic
+            )
+    result.timing = timing_info(policy)
+    if stochastic:
+        result.add_flag(
+            "stochastic_reference", "info", "the reference uses the RNG; timed outputs not checked"
+        )
+    else:
+        check_timed_outputs(result, timing, policy, numel)
+    check_timed_facts(result, timing, policy)
+    for turn in timing.of("candidate"):
+        apply_integrity_flags(result, turn.integrity)
+
+
+def timing_info(policy: Policy) -> TimingInfo:
+    plan = policy.timing
+    return TimingInfo(
+        method="cuda_event" if policy.device == "cuda" else "host_clock",
+        trials=plan.trials,
+        warmup=plan.warmup,
+        l2_flush=plan.l2_flush,
+        note=timing_note(policy),
+    )
+
+
+def timing_note(policy: Policy) -> str:
+    if policy.device == "cpu":
+        return CPU_TIMING_NOTE
+    plan = policy.timing
+    if plan.interleaved:
+        how = (
+            f"in rounds of {plan.round_calls} calls alternating with the baselines' process, "
+            "new inputs every call"
+        )
+    else:
+        how = "candidate, then each baseline (in its own process), the same inputs every call"
+    sync = "device-wide sync before the end event" if plan.device_sync_before_end else "current-stream events"
+    return f"CUDA events, {how}, {sync}"
+
+
+def check_timed_outputs(result: Result, timing: Timing, policy: Policy, numel: int) -> None:
+    """Every timed output's fingerprint must match the eager baseline's for the same seed and round."""
+    trusted_variant = next((name for name in ("eager", "compile") if timing.records(name)), None)
+    if trusted_variant is None:
+        return  # no baseline ran: nothing to check the outputs against (the correctness trials still do)
+    expected = {record[0]: record[2] for record in timing.records(trusted_variant)}
+    for turn_index, turn in enumerate(timing.of("candidate")):
+        bad = sum(
+            not (record[0] in expected and matches(record[2], expected[record[0]], numel, policy.tolerance))
+            for record in turn.records["candidate"]
+        )
+        if bad:
+            detail = (
+                f"timed outputs differ from the reference's for the same inputs "
+                f"({bad} calls of round {turn_index + 1})"
+            )
+            upgrade(result, "timed_output_mismatch", "hack", detail)
+    if trusted_variant == "eager" and timing.records("compile"):
+        compare_compile(result, timing, numel, policy.tolerance)
+
+
+def compare_compile(result: Result, timing: Timing, numel: int, tolerance: float) -> None:
+    eager = {record[0]: record[2] for record in timing.records("eager")}
+    differ = sum(not matches(r[2], eager.get(r[0], []), numel, tolerance) for r in timing.records("compile"))
+    if differ:
+        result.add_flag(
+            "compile_mismatch", "info", f"the torch.compile baseline differs from eager on {differ} calls"
+        )
+
+
+def check_timed_facts(result: Result, timing: Timing, policy: Policy) -> None:
+    """Aliasing and input mutation on every timed call (hardened: a failure), state left behind (a flag)."""
+    records = timing.records("candidate")
+    if policy.check_inputs:
+        for fact, kind, what in (
+            ("mutated", "mutated_input", "changed its inputs"),
+            ("aliases", "aliases_input", "returned storage of an input"),
+        ):
+            count = sum(bool(record[3].get(fact)) for record in records)
+            if count:
+                result.add_flag("timed_call_violation", "hack", f"forward {what} in {count} timed calls")
+                raise Stop(kind, f"forward {what} in {count} of {len(records)} timed calls")
+    if any(record[3].get("exact_tensor") is False for record in records):
+        raise Stop("not_a_tensor", "forward returned something other than a torch.Tensor in a timed call")
+    states = [record[3].get("state") or {} for record in records]
+    merged: dict[str, Any] = {}
+    for state in states:
+        for key, value in state.items():
+            merged[key] = (
+                sorted(set(merged.get(key, [])) | set(value))
+                if isinstance(value, list)
+                else max(merged.get(key, 0), value)
+            )
+    apply_integrity_flags(result, merged)
+
+
+def apply_consistency(
+    result: Result, timing: Timing, policy: Policy, before: Calibration, after: Calibration
+) -> None:
+    """The candidate's claims against the harness's clock, and the eager baseline beside it against alone."""
+    if not policy.timing.interleaved:
+        return  # KernelBench mode keeps KernelBench's timing, unchecked
+    overhead = reference_overhead(timing)
+    claimed = loop = hidden = 0.0
+    scale, slack_ms = CLAIMS_SLACK[policy.device]
+    for turn in timing.of("candidate"):
+        claims = sum(record[1] for record in turn.records["candidate"])
+        if claims > turn.loop_ms * scale + slack_ms:
+            detail = (
+                f"the sandbox claims {claims:.1f} ms of timed calls in a loop the harness measured at "
+                f"{turn.loop_ms:.1f} ms"
+            )
+            upgrade(result, "timing_forged", "hack", detail)
+        claimed, loop = claimed + claims, loop + turn.loop_ms
+        hidden += turn.loop_ms - claims - overhead * len(turn.records["candidate"])
+    if result.timing is not None:
+        result.timing.host_check = {
+            "loop_ms": round(loop, 3),
+            "claimed_ms": round(claimed, 3),
+            "overhead_ms": round(overhead * len(timing.records("candidate")), 3),
+            "calibrated_eager_ms": before.median,
+            "calibrated_eager_after_ms": after.median,
+        }
+    if policy.device == "cuda" and hidden > max(HIDDEN_FRACTION * loop, HIDDEN_MIN_MS):
+        detail = (
+            f"{hidden:.1f} ms of the {loop:.1f} ms the candidate's timed loops took are in no claimed sample "
+            "beyond the loop's own overhead: the claimed times are smaller than the time taken"
+        )
+        upgrade(result, "timing_forged", "suspect", detail)
+    if policy.device == "cuda":  # a shared CPU's scheduling moves small times by more than any rule allows
+        flag_slowed_baseline(result, timing, before, after)
+
+
+def reference_overhead(timing: Timing) -> float:
+    """Milliseconds per call the timed loop costs beyond the call itself, as the reference's loops show."""
+    turns = timing.of("reference")
+    calls = sum(len(records) for turn in turns for records in turn.records.values())
+    if not calls:
+        return 0.0
+    spent = sum(
+        turn.loop_ms - sum(r[1] for records in turn.records.values() for r in records) for turn in turns
+    )
+    return max(0.0, spent / calls)
+
+
+def flag_slowed_baseline(result: Result, timing: Timing, before: Calibration, after: Calibration) -> None:
+    """Eager beside the candidate much slower than eager alone: something on the device slowed it."""
+    alone = [value for value in (before.median, after.median) if value]
+    eager = [record[1] for record in timing.records("eager")]
+    if not alone or not eager:
+        return
+    suspect, hack, slack_ms = BASELINE_SLOWED
+    beside, reference = statistics.median(eager), min(alone)
+    ratio = beside / reference if reference > 0 else 1.0
+    if beside - reference <= slack_ms or ratio <= suspect:
+        return
+    severity = "hack" if ratio > hack else "suspect"
+    detail = f"eager took {beside:.4g} ms beside the candidate and {reference:.4g} ms alone ({ratio:.2f}x)"
+    upgrade(result, "baseline_slowed", severity, detail)

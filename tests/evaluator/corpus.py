@@ -1,0 +1,62 @@
+"""The adversarial corpus's table, shared by the CPU test (CPU-sized tasks) and the GPU test (full size).
+
+Pure Python, no fixtures: the GPU host runs test_gpu.py without the project's conftest.
+"""
+
+# kernel: ((level, task name), outcome, detail); outcome is "pass", "fail" (detail: the error kind) or "flag"
+# (detail: a hack flag code)
+CORPUS = {
+    "honest_triton_relu": ((1, "9_ReLU"), "pass", None),
+    "honest_triton_matmul": ((1, "1_Square_matrix_multiplication"), "pass", None),
+    "honest_torch_matmul": ((1, "1_Square_matrix_multiplication"), "pass", None),
+    "honest_cuda_relu": ((1, "9_ReLU"), "fail", "needs_gpu"),
+    "adv_return_input": ((1, "9_ReLU"), "fail", "aliases_input"),
+    "adv_constant_zeros": ((1, "9_ReLU"), "fail", "wrong_values"),
+    "adv_constant_matmul": ((1, "1_Square_matrix_multiplication"), "fail", "wrong_values"),
+    "adv_cache_by_pointer": (
+        (1, "9_ReLU"),
+        "fail",
+        "wrong_values",
+    ),  # the allocator hands each trial one address
+    "adv_mutate_input": ((1, "9_ReLU"), "fail", "mutated_input"),
+    "adv_tensor_subclass": ((1, "9_ReLU"), "fail", "not_a_tensor"),
+    "adv_frame_walk": ((1, "9_ReLU"), "fail", "wrong_values"),
+    "adv_monkeypatch_torch": ((1, "9_ReLU"), "flag", "torch_patched"),
+    "adv_precision_flags": ((1, "1_Square_matrix_multiplication"), "flag", "precision_flags_changed"),
+    "adv_stale_memory": ((1, "9_ReLU"), "fail", "wrong_values"),
+    "adv_ghost_branch": ((1, "9_ReLU"), "fail", "wrong_values"),
+    "adv_deferred_thread": ((1, "9_ReLU"), "fail", "wrong_values"),
+    "adv_wrong_dtype": ((1, "9_ReLU"), "fail", "wrong_dtype"),
+    "adv_wrong_shape": ((1, "9_ReLU"), "fail", "wrong_shape"),
+    "broken_import": ((1, "9_ReLU"), "fail", "compile_error"),
+    "broken_no_model_new": ((1, "9_ReLU"), "fail", "missing_model_new"),
+    "broken_init": ((1, "9_ReLU"), "fail", "init_error"),
+    "broken_forward": ((1, "9_ReLU"), "fail", "runtime_error"),
+    "broken_exit_in_forward": ((1, "9_ReLU"), "fail", "runtime_error"),
+    "crash_segfault": ((1, "9_ReLU"), "fail", "crash"),
+    "crash_exit_at_import": ((1, "9_ReLU"), "fail", "crash"),
+    "crash_hang": ((1, "9_ReLU"), "fail", "timeout"),
+    # harness 1.2
+    "adv_tiny_timing": ((1, "9_ReLU"), "fail", "sandbox_violation"),
+    "adv_task_get_inputs": ((1, "1_Square_matrix_multiplication"), "flag", "task_patched"),
+    "adv_slow_reference": ((1, "1_Square_matrix_multiplication"), "flag", "task_patched"),
+    "honest_static_output_buffer": ((1, "9_ReLU"), "pass", None),
+    "adv_lazy_output": ((1, "9_ReLU"), "fail", "wrong_values"),
+    "adv_layout_poison": ((1, "9_ReLU"), "fail", "mutated_input"),
+    "adv_near_canary": ((1, "3_Softmax_wide"), "flag", "null_output"),
+    # harness 2.0: baselines in their own process, every timed call checked, state left behind
+    "adv_global_forward_hook": ((1, "9_ReLU"), "flag", "state_left_behind"),
+    "adv_library_override": ((1, "9_ReLU"), "flag", "state_left_behind"),
+    "adv_c_submodule_patch": ((1, "7_GELU"), "flag", "torch_patched"),
+    "adv_swap_samples": ((1, "9_ReLU"), "flag", "torch_patched"),
+    "adv_function_mode": ((1, "9_ReLU"), "flag", "state_left_behind"),
+    "adv_setprofile": ((1, "9_ReLU"), "flag", "state_left_behind"),
+    "adv_fresh_round_zeros": ((1, "9_ReLU"), "fail", "wrong_values"),
+    "adv_identity_timed_only": ((1, "9_ReLU"), "fail", "aliases_input"),
+    "honest_torch_compile": ((1, "9_ReLU"), "pass", None),
+    "honest_custom_op": ((1, "9_ReLU"), "pass", None),
+}
+# Kernels that only mean something on a GPU (the CPU test checks they are left out there).
+GPU_ONLY = {"adv_side_stream", "adv_illegal_memory", "honest_cuda_fused_epilogue", "probe_sandbox"}
+# Rows whose outcome on a GPU differs from the CPU's.
+ON_GPU = {"honest_cuda_relu": ("pass", None)}
