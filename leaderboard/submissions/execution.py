@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 Status = Submission.Status
 RunStatus = EvaluationRun.Status
+MAX_ATTEMPTS = 3
+"""Attempts per run, RQ retries and reaper requeues together, before it is marked errored for good."""
 HEARTBEAT_S = 5.0
 POLL_S = 0.5
 STOP_GRACE_S = 10
@@ -364,16 +366,22 @@ def finish(run: EvaluationRun, folder: Path) -> str:
     return status
 
 
-def record_infrastructure_failure(run_id: int, job_id: str, reason: str, final: bool) -> None:
-    """An attempt failed for reasons of ours: the submission is errored (retrying, or given up, uncharged)."""
-    from evaluator.jobs import MAX_ATTEMPTS
+def record_infrastructure_failure(
+    run_id: int, job_id: str, reason: str, final: bool, details: str = ""
+) -> None:
+    """An attempt failed for reasons of ours: the submission is errored (retrying, or given up, uncharged).
 
+    `reason` is public; `details` (an error's full text), when given, are kept for the owner and staff.
+    """
     with transaction.atomic():
         run = EvaluationRun.objects.select_for_update().select_related("submission").filter(pk=run_id).first()
         if run is None or run.rq_job_id != job_id or run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             return
         if run.submission.is_terminal:
             return
+        if details:
+            run.harness_log = details[-LOG_TAIL_CHARS:]
+            run.save(update_fields=["harness_log"])
         if final or run.attempts >= MAX_ATTEMPTS:
             give_up(run, reason)
             return

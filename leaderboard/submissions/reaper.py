@@ -17,9 +17,8 @@ from django.db import transaction
 from django.utils import timezone
 from rq.job import JobStatus
 
-from evaluator import jobs
 from leaderboard.models import EvaluationRun, Submission
-from leaderboard.submissions import states
+from leaderboard.submissions import jobs, states
 from leaderboard.submissions.execution import close_orphan, give_up, orphan_reason
 from leaderboard.submissions.services import kernels_in_scope
 

@@ -5,9 +5,8 @@ import logging
 from django.db import connections
 from rq import Worker
 
-from evaluator import jobs
 from evaluator.isolation import protect_process
-from leaderboard.submissions import reaper
+from leaderboard.submissions import jobs, reaper
 
 logger = logging.getLogger(__name__)
 

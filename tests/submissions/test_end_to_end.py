@@ -9,8 +9,8 @@ import django_rq
 import pytest
 from django.core.management import call_command
 
-from evaluator import jobs
 from leaderboard.models import Baseline, EvaluationRun, Provenance, Score, Submission, TaskResult
+from leaderboard.submissions import jobs
 from leaderboard.submissions.tokens import issue_token
 from tests.submissions.processes import kill_session, session_members, wait_until
 from tests.submissions.samples import (

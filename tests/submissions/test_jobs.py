@@ -7,9 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from evaluator import jobs
 from leaderboard.models import EvaluationRun, Score, Submission
-from leaderboard.submissions import execution, reaper
+from leaderboard.submissions import execution, jobs, reaper
 from leaderboard.submissions.services import (
     EntryDetails,
     SubmissionRefused,
