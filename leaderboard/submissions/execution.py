@@ -7,6 +7,7 @@ was cancelled or handed to another job stops at its next heartbeat.
 """
 
 import ctypes
+import functools
 import json
 import logging
 import os
@@ -169,10 +170,13 @@ def is_secret_variable(name: str) -> bool:
     return name in SECRET_VARIABLES or bool(SECRET_NAME.search(name))
 
 
-def die_with_parent() -> None:
-    """In the harness child (Linux): be killed when the job's process dies, however it dies."""
+def die_with_parent(parent_pid: int) -> None:
+    """In the harness child (Linux): be killed when the job's process dies, however it dies; exit at once
+    if it already died between the fork and this request (the signal would never come then)."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent_pid:
+            os._exit(1)
 
 
 def run_harness(run: EvaluationRun, pending: list, folder: Path, job_id: str) -> str:
@@ -186,7 +190,9 @@ def run_harness(run: EvaluationRun, pending: list, folder: Path, job_id: str) ->
             env=harness_env(run),
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent,  # the job's process is single-threaded, so this is safe
+            # The job's process is single-threaded, so a preexec_fn is safe; the signal is tied to the
+            # thread that forks, which is that process's only one.
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
         )
         harness_errors: list[str] = []
         try:

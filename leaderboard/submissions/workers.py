@@ -1,4 +1,9 @@
-"""The evaluation worker: an RQ worker that reaps stale runs during maintenance and reports dead horses."""
+"""The evaluation worker: an RQ worker that reaps stale runs on a timer and reports dead horses.
+
+An idle worker wakes every MAINTENANCE_INTERVAL_S from its blocking wait on the queues (RQ's default waits
+405 s) to run its maintenance, the reaper included, so a run whose worker died is requeued within
+`reaper.DEFAULT_STALE_AFTER_S` + MAINTENANCE_INTERVAL_S of its last heartbeat while any worker is alive.
+"""
 
 import logging
 
@@ -10,19 +15,34 @@ from leaderboard.submissions import jobs, reaper
 
 logger = logging.getLogger(__name__)
 
-MAINTENANCE_INTERVAL_S = 60
+MAINTENANCE_INTERVAL_S = 10
+"""Seconds between maintenance runs (RQ's registry cleaning and the reaper), idle or not."""
+
+REDIS_RETRY_MAX_S = 10
+"""Longest pause between reconnection attempts while Redis is unreachable (RQ's default is 60 s)."""
 
 
 class EvaluationWorker(Worker):
     """A forking RQ worker for evaluation queues (one per GPU)."""
 
     stale_after = reaper.DEFAULT_STALE_AFTER_S
+    max_connection_wait_time = REDIS_RETRY_MAX_S
 
     def __init__(self, *args, **kwargs):
         protect_process()  # its horses inherit it: kernels of the same user cannot read their /proc
         kwargs.setdefault("work_horse_killed_handler", jobs.work_horse_killed)
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_S)
         super().__init__(*args, **kwargs)
+
+    @property
+    def dequeue_timeout(self) -> int:
+        """How long one blocking wait on the queues lasts: maintenance runs between two waits."""
+        return MAINTENANCE_INTERVAL_S
+
+    @property
+    def stop_requested(self) -> bool:
+        """Whether a signal asked this worker to stop (as opposed to it giving up on a lost Redis)."""
+        return self._stop_requested or self._shutdown_requested_date is not None
 
     def fork_work_horse(self, job, queue):
         # A database connection must never be shared between the worker and its forked horse.
