@@ -1,18 +1,19 @@
 """Request limits applied before any view (or any other middleware) reads the request.
 
-A body larger than its path allows is answered 413 unread: the bundle uploads may carry a bundle
-(archives.Limits.max_upload_bytes) plus their form fields, every other path the form-field allowance.
-A body without a declared length (chunked) is refused with 411, since Django would not read it anyway.
-A query string with control characters (NUL and the like) is answered 400, whatever the URL.
+A body larger than the form-field allowance is answered 413 unread, on every path but the two bundle
+uploads: those answer 413 in their own words (the upload form's page, the API's JSON), their upload handler
+(submissions/uploads.py) refusing a body over the bundle limit unread in the same way. A body without a
+declared length (chunked) is refused with 411, since Django would not read it anyway. A query string with
+control characters (NUL and the like) is answered 400, whatever the URL.
 """
 
+import functools
 import re
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 
-from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.uploads import FORM_FIELDS_ALLOWANCE
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -22,15 +23,16 @@ PERCENT_CONTROL = re.compile(r"%(?:[01][0-9a-f]|7f)", re.IGNORECASE)
 PERCENT_ALLOWED = {"%09", "%0a", "%0d"}
 
 
+@functools.cache
 def upload_paths() -> frozenset[str]:
     """The paths that accept a bundle."""
     return frozenset({reverse("submissions:upload"), reverse("submissions:api_submissions")})
 
 
-def body_limit(path: str) -> int:
-    """The most bytes a request body may have on this path."""
+def body_limit(path: str) -> int | None:
+    """The most bytes a request body may have on this path; None for the uploads, which check their own."""
     if path in upload_paths():
-        return Limits().max_upload_bytes + FORM_FIELDS_ALLOWANCE
+        return None
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE + FORM_FIELDS_ALLOWANCE
 
 
@@ -51,7 +53,7 @@ def body_problem(meta, path: str) -> tuple[int, str] | None:
     if not declared.isascii() or not declared.isdigit():
         return 400, "The Content-Length header is not a number."
     limit = body_limit(path)
-    if int(declared) > limit:
+    if limit is not None and int(declared) > limit:
         return 413, f"The request body is {int(declared)} bytes; at most {limit} are accepted here."
     return None
 

@@ -29,6 +29,13 @@ MAX_LISTED = 40
 """At most this many items of one kind are named in an error message; the rest are counted."""
 MAX_PROBLEMS = 100
 """At most this many problems are named when a bundle is rejected; the rest are counted."""
+MAX_JSON_VALUES = 20_000
+"""Keys and values of all kinds in a leaderboard JSON: room for 1,000 kernels (a key and a source each) and
+their metadata. Counted before parsing, so that a document of a million tiny keys is refused in
+milliseconds instead of parsed for seconds."""
+MAX_JSON_DEPTH = 32
+JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+JSON_BRACKET = re.compile(rb"[\[\]{}]")
 
 RUNS_ARCHIVE = "runs_archive"
 LEADERBOARD_JSON = "leaderboard_json"
@@ -145,8 +152,37 @@ def kernels_from_archive(data: bytes, limits: Limits, bundle: Bundle, problems: 
         bundle.kernels.append(BundleKernel(level, problem_id, sample, name, text))
 
 
+def json_shape_problem(data: bytes) -> str | None:
+    """Why a JSON document is too large to parse (too many values, nested too deep), or None.
+
+    Only counts bytes: every string opens with a quote that no backslash precedes and closes with at most
+    one that does, so unescaped quotes / 2 is at least the number of strings, and is found at C speed
+    before anything else. Then, with the strings blanked out (at most MAX_JSON_VALUES of them), commas,
+    colons and brackets are structure and counted exactly.
+    """
+    unescaped_quotes = data.count(b'"') - data.count(b'\\"')
+    if unescaped_quotes // 2 > MAX_JSON_VALUES:
+        return f"the JSON holds more than {MAX_JSON_VALUES} strings; at most that many values are read"
+    skeleton = JSON_STRING.sub(b'""', data)
+    values = skeleton.count(b",") + skeleton.count(b":") + 1
+    containers = skeleton.count(b"[") + skeleton.count(b"{")
+    if values > MAX_JSON_VALUES or containers > MAX_JSON_VALUES:
+        return f"the JSON holds more than {MAX_JSON_VALUES} keys, values or objects; no more are read"
+    depth = deepest = 0
+    for bracket in JSON_BRACKET.findall(skeleton):
+        depth += 1 if bracket in b"[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_JSON_DEPTH:
+        return f"the JSON is nested {deepest} deep; at most {MAX_JSON_DEPTH} levels are read"
+    return None
+
+
 def kernels_from_json(data: bytes, limits: Limits, bundle: Bundle, problems: list[str]) -> None:
-    """Fill the bundle from a KernelBench leaderboard JSON document."""
+    """Fill the bundle from a KernelBench leaderboard JSON document (its size checked before it is parsed)."""
+    too_large = json_shape_problem(data)
+    if too_large:
+        problems.append(too_large)
+        return
     try:
         document = json.loads(data.decode("utf-8-sig"), object_pairs_hook=refuse_repeated_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
