@@ -11,6 +11,7 @@ from leaderboard.models import EvaluationRun, Submission
 from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.forms import named_entry_details
+from leaderboard.submissions.public import public_text
 from leaderboard.submissions.quotas import QuotaExceeded, check_rate, count_refusal
 from leaderboard.submissions.services import SubmissionRefused, cancel, submit_bundle
 from leaderboard.submissions.states import InvalidTransition
@@ -44,7 +45,7 @@ def submission_json(request, submission: Submission) -> dict:
         "status": submission.status,
         "done": submission.done,
         "total": submission.total,
-        "reason": submission.reason,
+        "reason": public_text(submission.reason),
         "entry": {
             "id": entry.pk,
             "url": request.build_absolute_uri(entry.get_absolute_url()),
