@@ -2,6 +2,7 @@
 process: huge bodies refused without growing it, static files served, database connections bounded."""
 
 import concurrent.futures
+import logging
 import threading
 import time
 import urllib.error
@@ -15,6 +16,7 @@ from tests.serving.processes import Gunicorn, send_body
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
+logger = logging.getLogger(__name__)
 GiB = 1 << 30
 MB = 1_000_000
 
@@ -92,6 +94,7 @@ def test_a_gigabyte_body_is_answered_without_growing_the_server(
     assert len(answers) == 3
     for answer, _sent in answers:
         assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]
+    logger.info("%s: resident memory %d MB before, %d MB at most during", path, before / MB, memory.peak / MB)
     assert memory.peak - before < 50 * MB, (before, memory.peak)
     assert get(server.url + "/healthz")[0] == 200  # and it still serves
 
