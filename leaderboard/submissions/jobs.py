@@ -27,8 +27,6 @@ from leaderboard.submissions.execution import MAX_ATTEMPTS
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MAX_ATTEMPTS", "enqueue_run", "evaluate_run", "job_failed", "work_horse_killed"]
-
 RETRY_INTERVALS = [5, 30]
 """Seconds before each RQ retry (a worker started with the scheduler moves them back to the queue)."""
 
