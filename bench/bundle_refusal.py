@@ -3,10 +3,11 @@
     python bench/bundle_refusal.py [--rounds 3]
 
 For each document (850,000 tiny keys, 760,000 keys of the kernel form, ten million empty strings, fifteen
-million numbers, all near the 32 MiB upload limit) it times `check_bundle` (which
-counts the document's strings, values and depth before parsing, bundles.json_shape_problem) and, for the
-same bytes, `json.loads` alone, the least a parse-first check would pay, and prints the ratio. Nothing
-here asserts a time; the figures go to docs/performance.md ("Serving") by hand.
+million numbers, fifteen million escaped quotes in a string that never ends: all near the 32 MiB upload
+limit) it times `check_bundle` (which counts the document's strings, values and depth before parsing,
+bundles.json_shape_problem) and, for the same bytes, `json.loads` alone, the least a parse-first check
+would pay, and prints the ratio. Nothing here asserts a time; the figures go to docs/performance.md
+("Serving") by hand.
 """
 
 import argparse
@@ -40,6 +41,7 @@ def documents() -> dict[str, bytes]:
         "760,000 kernel keys": json.dumps({"kernels": kernel_keys}).encode(),
         "10,000,000 empty strings": b'{"metadata": [' + b",".join([b'""'] * 10_000_000) + b"]}",
         "15,000,000 numbers": b'{"metadata": [' + b",".join([b"1"] * 15_000_000) + b"]}",
+        "15,000,000 escaped quotes": b'{"kernels": {"a": "' + b'\\"' * 15_000_000,
     }
 
 

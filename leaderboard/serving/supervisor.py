@@ -2,8 +2,8 @@
 
 Each program runs in a session of its own, so stopping it reaches everything under it (a worker's horse
 and harness too); each is asked to die if the supervisor itself dies (Linux parent-death signal). A program
-that dies is started again after a back-off that doubles while it keeps dying young and resets once it has
-lived MIN_UPTIME_S.
+that dies has whatever is left of its session killed, and is started again after a back-off that doubles
+while it keeps dying young and resets once it has lived MIN_UPTIME_S.
 """
 
 import contextlib
@@ -88,6 +88,7 @@ class Supervisor:
         code = program.process.poll() if program.process else None
         if code is None:
             return
+        kill_session(program.process.pid)  # what it left behind (an RQ scheduler, a job process)
         lived = now - program.started_at
         young = lived < MIN_UPTIME_S
         program.backoff = min(program.backoff * 2, MAX_BACKOFF_S) if young else FIRST_BACKOFF_S

@@ -89,6 +89,7 @@ def test_the_supervisor_restarts_a_dead_worker_and_stops_everything(tmp_path, re
             what="the supervisor to start the worker again",
         )
         assert program.restarts == 1
+        assert session_members(first) == []  # nothing of the dead worker is left (RQ's scheduler, say)
         wait_until(lambda: any(w.pid == program.process.pid for w in Worker.all(connection=redis_conn)), 60)
     finally:
         supervisor.stop()

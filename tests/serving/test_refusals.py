@@ -47,6 +47,13 @@ def test_too_many_values_or_containers_are_refused_before_parsing(document):
     assert "keys, values or objects" in refusal(document)[0]
 
 
+def test_escaped_quotes_that_never_close_are_refused_as_not_json():
+    """A string of 200,000 escaped quotes that never ends: found by one linear scan (a regular expression for
+    JSON strings backtracks for minutes over a few kilobytes of these)."""
+    [problem] = refusal(b'{"kernels": {"level_1_problem_1_sample_0": "' + b'\\"' * 200_000)
+    assert problem.startswith("not valid UTF-8 JSON (Unterminated string")
+
+
 def test_nesting_is_bounded():
     deep = b'{"kernels": {}, "metadata": ' + b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH + b"}"
     assert f"nested {MAX_JSON_DEPTH + 1} deep" in refusal(deep)[0]

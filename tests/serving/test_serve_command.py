@@ -99,6 +99,7 @@ def test_serve_from_a_fresh_clone_with_its_own_database(tmp_path, redis_conn):
         os.kill(worker, signal.SIGKILL)
         wait_until(lambda: [p for p in children_named(serve.pid, b"evaluation_worker") if p != worker], 60,
                    what="the worker to be restarted")  # fmt: skip
+        wait_until(lambda: not session_members(worker), 30, what="the killed worker's scheduler to go")
 
         programs = children_of(serve.pid)
         assert len(programs) == 2  # gunicorn and the worker
