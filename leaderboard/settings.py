@@ -44,7 +44,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a body over its path's limit is refused before anything reads it (leaderboard/serving/).
+    "leaderboard.serving.limits.RequestBodyLimitMiddleware",
+    "leaderboard.serving.limits.QueryStringMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files served by the application itself, DEBUG or not (compressed, cached).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -74,10 +79,24 @@ TEMPLATES = [
 ]
 
 # --- database: DATABASE_URL, default a SQLite file in the project folder ----------------------------
+# Connections are bounded per process: none kept between requests by default (CONN_MAX_AGE=0), and in the
+# web server's processes, on PostgreSQL, a psycopg pool of LEADERBOARD_DB_POOL connections (gunicorn's
+# config sets it to the threads of a worker), so the site holds at most workers x threads connections.
 DEFAULT_SQLITE = f"sqlite:///{VAR_DIR / 'leaderboard.sqlite3'}"
 DATABASES = {
-    "default": dj_database_url.parse(os.environ.get("DATABASE_URL", DEFAULT_SQLITE), conn_max_age=60)
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", DEFAULT_SQLITE), conn_max_age=int(os.environ.get("CONN_MAX_AGE", 0))
+    )
 }
+DB_POOL_SIZE = int(os.environ.get("LEADERBOARD_DB_POOL") or 0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_SIZE > 0:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DB_POOL_SIZE,
+        "max_idle": 60,  # seconds before an idle connection beyond min_size is closed
+        "timeout": 20,  # seconds a request waits for a free connection before it fails
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (web, worker) share the file: wait for locks instead of failing at once.
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
@@ -114,7 +133,15 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# `manage.py collectstatic` (bin/serve runs it) gathers the files here, compressed; WhiteNoise serves them.
+STATIC_ROOT = VAR_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Under DEBUG, files are found where they live (no collectstatic needed); otherwise read from STATIC_ROOT.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 STATICFILES_DIRS = [
     BASE_DIR / "static",
     # Chart.js, installed from the npm registry by `npm ci` (pinned in package-lock.json).
@@ -122,7 +149,8 @@ STATICFILES_DIRS = [
 ]
 
 MEDIA_ROOT = VAR_DIR / "media"
-DATA_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024 * 1024
+# Form fields other than files (a bundle is a file): Django's default, 2.5 MB.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 # An oversized bundle is refused unread (declared length) or cut off at the limit, never spooled whole.
 FILE_UPLOAD_HANDLERS = [

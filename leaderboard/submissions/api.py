@@ -13,7 +13,8 @@ from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.forms import named_entry_details
 from leaderboard.submissions.intake import submit_bundle
 from leaderboard.submissions.lifecycle import cancel
-from leaderboard.submissions.quotas import QuotaExceeded
+from leaderboard.submissions.public import public_text
+from leaderboard.submissions.quotas import QuotaExceeded, check_rate, count_refusal
 from leaderboard.submissions.routing import SubmissionRefused
 from leaderboard.submissions.states import InvalidTransition
 from leaderboard.submissions.tokens import authenticate, bearer_token
@@ -46,7 +47,7 @@ def submission_json(request, submission: Submission) -> dict:
         "status": submission.status,
         "done": submission.done,
         "total": submission.total,
-        "reason": submission.reason,
+        "reason": public_text(submission.reason),
         "entry": {
             "id": entry.pk,
             "url": request.build_absolute_uri(entry.get_absolute_url()),
@@ -58,9 +59,26 @@ def submission_json(request, submission: Submission) -> dict:
     }
 
 
+def refused(user, message: str, status: int, **extra) -> JsonResponse:
+    """An upload refused: the answer, and the refusal counted against the user's rate limit."""
+    count_refusal(user)
+    return error(message, status, **extra)
+
+
+def over_quota(over: QuotaExceeded) -> JsonResponse:
+    response = error(str(over), 429)
+    response["Retry-After"] = str(over.retry_after)
+    return response
+
+
 @csrf_exempt
 def submissions(request):
-    """POST a bundle (multipart field 'bundle' plus the entry's fields)."""
+    """POST a bundle (multipart field 'bundle' plus the entry's fields).
+
+    In this order: 401 without a token; 413 for an oversized body; 400 for missing or bad fields; 429 over
+    the rate limit (before the bundle is read); 400 for a bad bundle; 429 over the other quotas. Every
+    400 and 413 counts against the rate limit.
+    """
     if request.method != "POST":
         return error("use POST", 405)
     user = token_user(request)
@@ -68,22 +86,22 @@ def submissions(request):
         return error("a valid API token is required (Authorization: Bearer …)", 401)
     upload = request.FILES.get("bundle")
     limit = Limits().max_upload_bytes
-    refused = too_large(request)
-    if refused or (upload is not None and upload.size > limit):
-        size = refused or upload.size
-        return error(f"the upload is at least {size} bytes; at most {limit} are allowed", 413)
+    oversized = too_large(request)
+    if oversized or (upload is not None and upload.size > limit):
+        size = oversized or upload.size
+        return refused(user, f"the upload is at least {size} bytes; at most {limit} are allowed", 413)
     if upload is None:
-        return error("the multipart field 'bundle' (the bundle file) is required", 400)
+        return refused(user, "the multipart field 'bundle' (the bundle file) is required", 400)
     try:
-        created = submit_bundle(user, upload.read(), upload.name, named_entry_details(request.POST))
-    except BundleError as rejected:
-        return error(rejected.message, 400, problems=rejected.problems)
+        details = named_entry_details(request.POST)
+        check_rate(user)
+        created = submit_bundle(user, upload.read(), upload.name, details)
     except QuotaExceeded as over:
-        response = error(str(over), 429)
-        response["Retry-After"] = str(over.retry_after)
-        return response
-    except SubmissionRefused as refused:
-        return error(str(refused), 400)
+        return over_quota(over)
+    except BundleError as rejected:
+        return refused(user, rejected.message, 400, problems=rejected.problems)
+    except SubmissionRefused as refusal:
+        return refused(user, str(refusal), 400)
     items = [
         {"id": s.pk, "level": s.entry.level.number, "status": s.status,
          "status_url": f"/api/submissions/{s.pk}", "url": request.build_absolute_uri(s.get_absolute_url())}

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from json.decoder import scanstring
 from pathlib import PurePosixPath
 
 from leaderboard.submissions.archives import Limits, detect_kind, read_archive, shown
@@ -29,6 +30,12 @@ MAX_LISTED = 40
 """At most this many items of one kind are named in an error message; the rest are counted."""
 MAX_PROBLEMS = 100
 """At most this many problems are named when a bundle is rejected; the rest are counted."""
+MAX_JSON_VALUES = 20_000
+"""Keys and values of all kinds in a leaderboard JSON: room for 1,000 kernels (a key and a source each) and
+their metadata. Counted before parsing, so that a document of a million tiny keys is refused in
+milliseconds instead of parsed for seconds."""
+MAX_JSON_DEPTH = 32
+JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 RUNS_ARCHIVE = "runs_archive"
 LEADERBOARD_JSON = "leaderboard_json"
@@ -145,10 +152,60 @@ def kernels_from_archive(data: bytes, limits: Limits, bundle: Bundle, problems: 
         bundle.kernels.append(BundleKernel(level, problem_id, sample, name, text))
 
 
-def kernels_from_json(data: bytes, limits: Limits, bundle: Bundle, problems: list[str]) -> None:
-    """Fill the bundle from a KernelBench leaderboard JSON document."""
+def json_skeleton(text: str) -> str:
+    """The document with its strings emptied, so that what is left is structure; raises TooManyValues past
+    MAX_JSON_VALUES strings and ValueError for a string that does not end.
+
+    Each string is skipped by json's own C scanner, so the work is linear in the document and the Python
+    loop runs once per string, at most MAX_JSON_VALUES + 1 times (a regular expression for JSON strings
+    would backtrack for minutes over a few kilobytes of escaped quotes that never close).
+    """
+    pieces, position = [], 0
+    for _ in range(MAX_JSON_VALUES + 1):
+        start = text.find('"', position)
+        if start < 0:
+            pieces.append(text[position:])
+            return '""'.join(pieces)
+        pieces.append(text[position:start])
+        _, position = scanstring(text, start + 1)
+    raise TooManyValues(
+        f"the JSON holds more than {MAX_JSON_VALUES} strings; at most that many values are read"
+    )
+
+
+class TooManyValues(Exception):
+    """A JSON document too large to parse."""
+
+
+def json_shape_problem(text: str) -> str | None:
+    """Why a JSON document is too large to parse (too many strings, values or objects, nested too deep),
+    or None; raises ValueError if one of its strings does not end (it is not JSON then)."""
     try:
-        document = json.loads(data.decode("utf-8-sig"), object_pairs_hook=refuse_repeated_keys)
+        skeleton = json_skeleton(text)
+    except TooManyValues as too_many:
+        return str(too_many)
+    values = skeleton.count(",") + skeleton.count(":") + 1
+    containers = skeleton.count("[") + skeleton.count("{")
+    if values > MAX_JSON_VALUES or containers > MAX_JSON_VALUES:
+        return f"the JSON holds more than {MAX_JSON_VALUES} keys, values or objects; no more are read"
+    depth = deepest = 0
+    for bracket in JSON_BRACKET.findall(skeleton):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_JSON_DEPTH:
+        return f"the JSON is nested {deepest} deep; at most {MAX_JSON_DEPTH} levels are read"
+    return None
+
+
+def kernels_from_json(data: bytes, limits: Limits, bundle: Bundle, problems: list[str]) -> None:
+    """Fill the bundle from a KernelBench leaderboard JSON document (its size checked before it is parsed)."""
+    try:
+        decoded = data.decode("utf-8-sig")
+        too_large = json_shape_problem(decoded)
+        if too_large:
+            problems.append(too_large)
+            return
+        document = json.loads(decoded, object_pairs_hook=refuse_repeated_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         problems.append(f"not valid UTF-8 JSON ({error})")
         return

@@ -7,6 +7,7 @@ was cancelled or handed to another job stops at its next heartbeat.
 """
 
 import ctypes
+import functools
 import json
 import logging
 import os
@@ -29,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 Status = Submission.Status
 RunStatus = EvaluationRun.Status
+MAX_ATTEMPTS = 3
+"""Attempts per run, RQ retries and reaper requeues together, before it is marked errored for good."""
 HEARTBEAT_S = 5.0
 POLL_S = 0.5
 STOP_GRACE_S = 10
@@ -162,10 +165,13 @@ def is_secret_variable(name: str) -> bool:
     return name in SECRET_VARIABLES or bool(SECRET_NAME.search(name))
 
 
-def die_with_parent() -> None:
-    """In the harness child (Linux): be killed when the job's process dies, however it dies."""
+def die_with_parent(parent_pid: int) -> None:
+    """In the harness child (Linux): be killed when the job's process dies, however it dies; exit at once
+    if it already died between the fork and this request (the signal would never come then)."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent_pid:
+            os._exit(1)
 
 
 def run_harness(run: EvaluationRun, pending: list, folder: Path, job_id: str) -> str:
@@ -179,7 +185,9 @@ def run_harness(run: EvaluationRun, pending: list, folder: Path, job_id: str) ->
             env=harness_env(run),
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent,  # the job's process is single-threaded, so this is safe
+            # The job's process is single-threaded, so a preexec_fn is safe; the signal is tied to the
+            # thread that forks, which is that process's only one.
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
         )
         harness_errors: list[str] = []
         try:
@@ -359,16 +367,22 @@ def finish(run: EvaluationRun, folder: Path) -> str:
     return status
 
 
-def record_infrastructure_failure(run_id: int, job_id: str, reason: str, final: bool) -> None:
-    """An attempt failed for reasons of ours: the submission is errored (retrying, or given up, uncharged)."""
-    from evaluator.jobs import MAX_ATTEMPTS
+def record_infrastructure_failure(
+    run_id: int, job_id: str, reason: str, final: bool, details: str = ""
+) -> None:
+    """An attempt failed for reasons of ours: the submission is errored (retrying, or given up, uncharged).
 
+    `reason` is public; `details` (an error's full text), when given, are kept for the owner and staff.
+    """
     with transaction.atomic():
         run = EvaluationRun.objects.select_for_update().select_related("submission").filter(pk=run_id).first()
         if run is None or run.rq_job_id != job_id or run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             return
         if run.submission.is_terminal:
             return
+        if details:
+            run.harness_log = details[-LOG_TAIL_CHARS:]
+            run.save(update_fields=["harness_log"])
         if final or run.attempts >= MAX_ATTEMPTS:
             give_up(run, reason)
             return

@@ -23,7 +23,7 @@ def queue_evaluation(
     submission: Submission, requested_by=None, all_samples: bool = False, reason: str = ""
 ) -> EvaluationRun:
     """Create an evaluation run and enqueue its job after commit; the submission becomes queued."""
-    from evaluator import jobs
+    from leaderboard.submissions import jobs
 
     queue, device = route(submission.hardware)
     with transaction.atomic():
@@ -75,7 +75,7 @@ def outdated_submissions():
 def cancel(submission: Submission, reason: str) -> Submission:
     """Cancel a submission that has not finished, with its runs, in one transaction; the jobs are told after
     the commit (if Redis answers), and a queued or running job stops at its next check of the database."""
-    from evaluator import jobs
+    from leaderboard.submissions import jobs
 
     with transaction.atomic():
         submission = states.move(submission.pk, Status.CANCELLED, reason)

@@ -2,15 +2,24 @@
 
 Defaults can be overridden in settings with SUBMISSION_QUOTAS = {"per_day": …, "active": …, "per_minute": …}.
 Staff users are exempt. Counts come from the database, so every web process sees the same numbers.
+
+A refused upload (bad fields, a bad or oversized bundle) counts against the per-minute rate limit like a
+submission: refusing costs the server work too (parsing the bundle), so an upload over the rate limit is
+answered 429 before its bundle is read. The refusals are counted per user in the database's windowed
+counter table (the one the login throttle keeps its failure counts in), under keys of their own.
 """
 
 import datetime
 from dataclasses import dataclass, replace
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from leaderboard.models import Submission
+from leaderboard.models import LoginFailureCount, Submission
+
+RATE_WINDOW = datetime.timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -39,17 +48,52 @@ def charged(user):
     return Submission.objects.filter(user=user, counts_against_quota=True)
 
 
+def refusal_key(user) -> str:
+    return f"upload-refused:{user.pk}"
+
+
+def count_refusal(user) -> None:
+    """Count a refused upload against the user's rate limit (one atomic update, or a new window)."""
+    now = timezone.now()
+    counters = LoginFailureCount.objects.filter(key=refusal_key(user))
+    if counters.filter(window_started__gt=now - RATE_WINDOW).update(count=F("count") + 1):
+        return
+    try:
+        with transaction.atomic():
+            counters.update_or_create(key=refusal_key(user), defaults={"count": 1, "window_started": now})
+    except IntegrityError:  # another process opened the window at the same moment: count in it
+        counters.update(count=F("count") + 1)
+
+
+def recent_refusals(user, now: datetime.datetime) -> int:
+    counter = LoginFailureCount.objects.filter(
+        key=refusal_key(user), window_started__gt=now - RATE_WINDOW
+    ).first()
+    return counter.count if counter else 0
+
+
 def usage(user, now: datetime.datetime | None = None) -> dict[str, int]:
     """Counts the quota is checked against."""
     now = now or timezone.now()
     mine = charged(user)
+    submitted = Submission.objects.filter(user=user, created__gte=now - RATE_WINDOW).count()
     return {
         "per_day": mine.filter(created__gte=now - datetime.timedelta(days=1)).count(),
         "active": mine.filter(status__in=Submission.ACTIVE).count(),
-        "per_minute": Submission.objects.filter(
-            user=user, created__gte=now - datetime.timedelta(minutes=1)
-        ).count(),
+        "per_minute": submitted + recent_refusals(user, now),
     }
+
+
+def check_rate(user) -> None:
+    """Raise QuotaExceeded if one more upload attempt would take the user over the rate limit (checked
+    before a bundle is read; the other limits need the bundle's levels and are checked when it is stored)."""
+    if user.is_staff:
+        return
+    quota = current_quota()
+    if usage(user)["per_minute"] + 1 > quota.per_minute:
+        raise QuotaExceeded(
+            f"rate limit: at most {quota.per_minute} uploads a minute, refused ones included", retry_after=60
+        )
 
 
 def check_quota(user, new: int = 1) -> None:
@@ -58,7 +102,9 @@ def check_quota(user, new: int = 1) -> None:
         return
     quota, used = current_quota(), usage(user)
     if used["per_minute"] + new > quota.per_minute:
-        raise QuotaExceeded(f"rate limit: at most {quota.per_minute} submissions a minute", retry_after=60)
+        raise QuotaExceeded(
+            f"rate limit: at most {quota.per_minute} uploads a minute, refused ones included", retry_after=60
+        )
     if used["active"] + new > quota.active:
         raise QuotaExceeded(
             f"at most {quota.active} submissions may be queued or running at once "

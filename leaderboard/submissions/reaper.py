@@ -5,8 +5,8 @@ A run is stale when it is running but its job has not beaten its heartbeat for `
 it (Redis restarted, the enqueue was lost, retries ran out without being recorded). A stale run gets a
 fresh job, which resumes from the results already stored; after MAX_ATTEMPTS it is errored for good,
 uncharged. A stale run that is no longer its submission's to run (a newer run superseded it, or the
-submission already finished) is closed instead, as cancelled. Every worker reaps during its maintenance,
-and `manage.py requeue_stale` does it on demand.
+submission already finished) is closed instead, as cancelled. Every worker reaps during its maintenance
+(every 10 s, idle or not: workers.py), and `manage.py requeue_stale` does it on demand.
 """
 
 import datetime
@@ -17,16 +17,18 @@ from django.db import transaction
 from django.utils import timezone
 from rq.job import JobStatus
 
-from evaluator import jobs
 from leaderboard.models import EvaluationRun, Submission
-from leaderboard.submissions import states
+from leaderboard.submissions import jobs, states
 from leaderboard.submissions.execution import close_orphan, give_up, orphan_reason
 from leaderboard.submissions.services import kernels_in_scope
 
 logger = logging.getLogger(__name__)
 
 RunStatus = EvaluationRun.Status
-DEFAULT_STALE_AFTER_S = 300
+DEFAULT_STALE_AFTER_S = 30
+"""Six missed heartbeats (a running job beats every execution.HEARTBEAT_S = 5 s): with maintenance every
+10 s, a dead worker's run is requeued 30-40 s after its last heartbeat. A live job wrongly taken for dead
+loses nothing: it stops at its next heartbeat (superseded) and the new job resumes from the stored results."""
 LIVE_WAITING = {JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED, JobStatus.STARTED}
 
 

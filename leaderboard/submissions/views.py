@@ -13,7 +13,7 @@ from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.forms import UploadForm
 from leaderboard.submissions.lifecycle import cancel
-from leaderboard.submissions.quotas import QuotaExceeded, current_quota, usage
+from leaderboard.submissions.quotas import QuotaExceeded, check_rate, count_refusal, current_quota, usage
 from leaderboard.submissions.routing import SubmissionRefused
 from leaderboard.submissions.states import InvalidTransition
 from leaderboard.submissions.uploads import too_large
@@ -42,6 +42,8 @@ def find_submission(pk):
 
 @login_required
 def upload(request):
+    """The upload form. Refusals (413, 400) count against the rate limit; fields are checked (400) before
+    the rate limit (429), which is checked before the bundle is read."""
     form = UploadForm(request.POST or None, request.FILES or None)
     status, over_limit = 200, ""
     if request.method == "POST" and too_large(request):
@@ -62,6 +64,8 @@ def upload(request):
             return redirect(created[0])
     elif request.method == "POST":
         status = 400
+    if status in (400, 413):
+        count_refusal(request.user)
     context = {"form": form, "quota": current_quota(), "usage": usage(request.user), "over_limit": over_limit}
     return render(request, "submissions/upload.html", context, status=status)
 
@@ -69,6 +73,7 @@ def upload(request):
 def submit_from_form(request, form):
     from leaderboard.submissions.intake import submit_bundle
 
+    check_rate(request.user)
     upload_file = form.cleaned_data["bundle"]
     return submit_bundle(request.user, upload_file.read(), upload_file.name, form.details())
 

@@ -1,7 +1,13 @@
-"""CSV export of a level's table: the rows and columns on screen, in the same order, every page."""
+"""CSV export of a level's table: the rows and columns on screen, in the same order, every page.
+
+Text that a spreadsheet would run as a formula (a cell starting with =, +, -, @, a tab or a carriage
+return: a method named `=HYPERLINK(…)`, say) is written with a leading apostrophe, so it is shown as text.
+A plain number (`-20.5`, `1e-05`) is left alone: it is a value, not a formula, and stays a number.
+"""
 
 import csv
 import io
+import re
 
 from django.http import Http404, HttpResponse
 
@@ -25,11 +31,22 @@ def level_csv(request, number):
     return response
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+
+
+def neutralised(cell: str | None) -> str | None:
+    """A cell as a spreadsheet may safely open it: formula-like text gets a leading apostrophe."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_START) and not NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
 def csv_text(table: tables.Table) -> str:
     """Every row of the table, in order, as CSV."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(csv_header(table))
     for row in table.all_rows:
-        writer.writerow(csv_record(row, table))
+        writer.writerow([neutralised(cell) for cell in csv_record(row, table)])
     return buffer.getvalue()

@@ -9,8 +9,8 @@ import django_rq
 import pytest
 from django.core.management import call_command
 
-from evaluator import jobs
 from leaderboard.models import Baseline, EvaluationRun, Provenance, Score, Submission, TaskResult
+from leaderboard.submissions import jobs
 from leaderboard.submissions.tokens import issue_token
 from tests.submissions.processes import kill_session, session_members, wait_until
 from tests.submissions.samples import (
@@ -124,11 +124,21 @@ def test_a_killed_work_horse_is_retried_by_rq(client, user, builtin_tasks, worke
     [horse] = {parent_of(pid) for pid in batch} - set(batch)  # the harness's parent runs the job
     assert parent_of(horse) == worker.pid
     os.kill(horse, signal.SIGKILL)  # out of memory, say: the worker survives, the harness dies with the horse
+    wait_until(lambda: not any(map(is_running, batch)), 30, what="the harness to die with its horse")
     wait_until(lambda: Submission.objects.get(pk=submission.pk).status == "completed", 400, what="completion")
     run = assert_evaluated(submission)
     assert run.attempts == 2
     reasons = list(submission.events.values_list("status", "reason"))
     assert any(status == "errored" and "process running the job died" in reason for status, reason in reasons)
+
+
+def is_running(pid: int) -> bool:
+    """Whether a process exists and is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def parent_of(pid: int) -> int:

@@ -7,9 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from evaluator import jobs
 from leaderboard.models import EvaluationRun, Score, Submission
-from leaderboard.submissions import execution, reaper
+from leaderboard.submissions import execution, jobs, reaper
 from leaderboard.submissions.intake import EntryDetails, submit_bundle
 from leaderboard.submissions.lifecycle import queue_evaluation, reverify
 from leaderboard.submissions.routing import SubmissionRefused

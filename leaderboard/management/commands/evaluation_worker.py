@@ -1,12 +1,22 @@
-"""Run an evaluation worker on one or more queues, optionally pinned to one GPU."""
+"""Run an evaluation worker on one or more queues, optionally pinned to one GPU; it outlives Redis outages."""
 
+import logging
 import os
 import socket
+import time
 
 from django.conf import settings
 from django.core.management import BaseCommand, CommandError
-from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from rq.exceptions import StopRequested
 from rq.logutils import setup_loghandlers
+
+logger = logging.getLogger(__name__)
+
+RECONNECT_FIRST_S = 1.0
+RECONNECT_MAX_S = 30.0
+STEADY_AFTER_S = 60.0
+"""A worker that ran this long before losing Redis starts its back-off from RECONNECT_FIRST_S again."""
 
 
 class Command(BaseCommand):
@@ -35,13 +45,48 @@ class Command(BaseCommand):
         if gpu is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # inherited by the harness subprocess
         setup_loghandlers("DEBUG" if options["verbosity"] > 1 else "INFO")
-        worker = self.build_worker(queues, name or self.default_name(gpu))
-        if stale_after is not None:
-            worker.stale_after = stale_after
+        name = name or self.default_name(gpu)
+        work = {"burst": burst, "with_scheduler": not no_scheduler, "max_jobs": max_jobs}
+        if burst or max_jobs:
+            self.work_once(self.build_worker(queues, name, stale_after), work)
+            return
         try:
-            worker.work(burst=burst, with_scheduler=not no_scheduler, max_jobs=max_jobs)
-        except RedisConnectionError as error:
+            self.work_until_stopped(queues, name, stale_after, work)
+        except (StopRequested, KeyboardInterrupt):
+            logger.info("worker %s stopped", name)
+
+    def work_once(self, worker, work: dict) -> None:
+        try:
+            worker.work(**work)
+        except RedisError as error:
             raise CommandError(f"cannot reach Redis: {error}") from error
+
+    def work_until_stopped(self, queues, name, stale_after, work: dict) -> None:
+        """Work; whenever the worker gives up on Redis, reconnect with back-off; return when asked to stop.
+
+        RQ retries a lost Redis itself only inside its blocking wait; elsewhere (maintenance, a job's
+        bookkeeping, registration) it stops its loop. Each new incarnation gets a name of its own, since
+        the old one's registration may outlive it in Redis.
+        """
+        delay, incarnation = RECONNECT_FIRST_S, 0
+        while True:
+            incarnation += 1
+            started = time.monotonic()
+            worker = None
+            try:
+                worker = self.build_worker(
+                    queues, name if incarnation == 1 else f"{name}.{incarnation}", stale_after
+                )
+                worker.work(**work)
+            except RedisError as error:
+                logger.error("worker %s: Redis unreachable: %s", name, error)
+            if worker is not None and worker.stop_requested:
+                return
+            if time.monotonic() - started > STEADY_AFTER_S:
+                delay = RECONNECT_FIRST_S
+            logger.warning("worker %s: lost Redis; reconnecting in %.0f s", name, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX_S)
 
     @staticmethod
     def default_name(gpu) -> str:
@@ -49,11 +94,14 @@ class Command(BaseCommand):
         return f"{socket.gethostname()}-{where}-{os.getpid()}"
 
     @staticmethod
-    def build_worker(queues, name):
+    def build_worker(queues, name, stale_after):
         import django_rq
         from django.db import connections
 
         from leaderboard.submissions.workers import EvaluationWorker
 
         connections.close_all()
-        return django_rq.get_worker(*queues, worker_class=EvaluationWorker, name=name)
+        worker = django_rq.get_worker(*queues, worker_class=EvaluationWorker, name=name)
+        if stale_after is not None:
+            worker.stale_after = stale_after
+        return worker

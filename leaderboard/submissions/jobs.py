@@ -1,31 +1,37 @@
-"""The RQ shell around the harness: enqueue a run's job after commit, run it, map failures to retries.
+"""The RQ jobs of the site: enqueue a run's job after commit, run it, map failures to retries.
 
 Jobs take an EvaluationRun id and re-read the database; the work itself (work folder, the
 `python -m evaluator batch` subprocess, ingesting results, scores) is in leaderboard.submissions.execution.
-Infrastructure failures raise, so RQ's Retry re-runs the job; they never charge the user's quota.
-This module never imports torch: the harness runs in its own process.
+Infrastructure failures raise, so RQ's Retry re-runs the job; they never charge the user's quota. A failed
+attempt is recorded even when the failure was a lost database connection: the write reconnects first.
+This module never imports torch (nor anything of `evaluator`): the harness runs in its own process.
 """
 
 import functools
 import logging
+import time
 import uuid
 
 import django_rq
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import close_old_connections, connections, transaction
+from django.db.utils import InterfaceError, OperationalError
 from redis.exceptions import RedisError
 from rq import Callback, Retry, get_current_job
 from rq.command import send_stop_job_command
 from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 
-logger = logging.getLogger(__name__)
+from leaderboard.submissions import execution
+from leaderboard.submissions.execution import MAX_ATTEMPTS
 
-MAX_ATTEMPTS = 3
-"""Attempts per run, RQ retries and reaper requeues together, before it is marked errored for good."""
+logger = logging.getLogger(__name__)
 
 RETRY_INTERVALS = [5, 30]
 """Seconds before each RQ retry (a worker started with the scheduler moves them back to the queue)."""
+
+RECONNECT_DELAYS_S = (0.5, 2.0, 5.0)
+"""Pauses before each new try of a failure record whose database connection was lost."""
 
 BASE_TIMEOUT_S = 900
 PER_KERNEL_TIMEOUT_S = 300
@@ -76,42 +82,61 @@ def push_job(queue: str, run_id: int, options: dict) -> None:
 
 def evaluate_run(run_id: int) -> str:
     """The job: evaluate one run. Returns a short outcome; raises on infrastructure failure (retried)."""
-    from leaderboard.submissions import execution
-
     job = get_current_job()
     worker = job.worker_name if job else ""
     try:
         return execution.execute_run(run_id, job.id, worker=worker or "")
     except Exception as error:
         final = not (job and job.retries_left)
-        execution.record_infrastructure_failure(run_id, job.id, describe(error), final=final)
+        details = "" if isinstance(error, execution.HarnessFailure) else f"{type(error).__name__}: {error}"
+        record_failure(run_id, job.id, describe(error), final=final, details=details)
         raise
 
 
 def describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"[:2000]
+    """The public reason of a failed attempt. The harness's messages are generic by construction and an
+    OSError is told by its errno's text ('No space left on device'); any other error by its type alone,
+    since its text (a database or Redis error's) may name hosts, users and paths."""
+    if isinstance(error, execution.HarnessFailure):
+        return f"HarnessFailure: {error}"[:2000]
+    if isinstance(error, OSError) and error.strerror:
+        return f"{type(error).__name__}: {error.strerror}"
+    return type(error).__name__
+
+
+def record_failure(run_id: int, job_id: str, reason: str, final: bool, details: str = "") -> None:
+    """Record a failed attempt, reconnecting first if the database connection was lost (the usual reason
+    an attempt failed in the first place). `details` go where only the owner and staff read them."""
+    for delay in (*RECONNECT_DELAYS_S, None):
+        close_old_connections()  # drops a connection that errored and is no longer usable
+        try:
+            execution.record_infrastructure_failure(run_id, job_id, reason, final, details=details)
+            return
+        except (OperationalError, InterfaceError) as error:
+            connections.close_all()
+            if delay is None:
+                raise
+            logger.warning(
+                "run %s: recording the failed attempt: %s; reconnecting in %s s", run_id, error, delay
+            )
+            time.sleep(delay)
 
 
 def job_failed(job: Job, connection, exc_type, exc_value, traceback) -> None:
     """RQ failure callback: records worker loss (abandoned jobs) that never reached evaluate_run's handler."""
     if exc_type is not AbandonedJobError:
         return
-    from leaderboard.submissions import execution
-
     try:
-        final = not job.retries_left
-        execution.record_infrastructure_failure(job.args[0], job.id, "the worker running it was lost", final)
+        record_failure(job.args[0], job.id, "the worker running it was lost", final=not job.retries_left)
     finally:
         connections.close_all()  # runs in a worker's main process, which forks later
 
 
 def work_horse_killed(job: Job, retpid: int, ret_val: int, rusage) -> None:
     """Worker hook: the forked process running a job died (killed, out of memory) before it could report."""
-    from leaderboard.submissions import execution
-
     reason = f"the process running the job died (wait status {ret_val})"
     try:
-        execution.record_infrastructure_failure(job.args[0], job.id, reason, final=not job.retries_left)
+        record_failure(job.args[0], job.id, reason, final=not job.retries_left)
     finally:
         connections.close_all()  # runs in the worker's main process, which forks later
 

@@ -1,0 +1,1 @@
+"""Serving the site in production: the application server's settings, request limits, health, supervision."""
