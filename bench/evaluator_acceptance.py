@@ -18,21 +18,25 @@ import argparse
 import importlib.util
 import json
 import logging
+import shutil
 import statistics
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script from bench/: the project's packages too
 logger = logging.getLogger("bench.acceptance")
 GiB = 1 << 30
 IDENTITY = "\n\nclass ModelNew(Model):\n    pass\n"
 
 
 def problems(checkout: Path) -> dict[str, Path]:
-    """'L/P' -> problem file, for levels 1 to 3."""
+    """'L/P' -> problem file (an absolute path), for levels 1 to 3."""
+    checkout = checkout.resolve()
     found = {}
     for level in (1, 2, 3):
         for path in sorted((checkout / "KernelBench" / f"level{level}").glob("*.py")):
@@ -92,7 +96,7 @@ class GpuSampler(threading.Thread):
         self.running, self.start_time = True, time.monotonic()
 
     def run(self) -> None:
-        while self.running:
+        while self.running and shutil.which("nvidia-smi"):
             done = subprocess.run(
                 ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", "--id=0"],
                 capture_output=True, text=True, check=False,
@@ -102,7 +106,9 @@ class GpuSampler(threading.Thread):
             time.sleep(0.25)
 
 
-def run_ours(entries: list[dict], folder: Path, baselines: list[str], device: str) -> tuple[dict, float, GpuSampler]:
+def run_ours(
+    entries: list[dict], folder: Path, baselines: list[str], device: str
+) -> tuple[dict, float, GpuSampler]:
     from evaluator.manifest import batch_command, write_manifest
 
     options = {"baselines": baselines, "run_timeout": 300}
@@ -134,7 +140,7 @@ def row_of(name: str, entry: dict, result: dict, sizes: dict) -> dict:
         "input_bytes": (result.get("resources") or {}).get("input_bytes", sizes.get(name)),
         "output_bytes": (result.get("resources") or {}).get("output_bytes"),
         "verdict": "correct" if result["correct"] else error.get("kind"),
-        "message": (error.get("message") or "").splitlines()[0][:200] if error else "",
+        "message": ((error.get("message") or "").splitlines() or [""])[0][:200],
         "degenerate": result.get("degenerate"),
         "flags": [flag["code"] for flag in result["flags"] if flag["severity"] != "info"],
         "eager_ms": eager.get("median"),
@@ -168,6 +174,7 @@ def summary(rows: list[dict]) -> dict:
         "verdicts": {
             kind: sum(row["verdict"] == kind for row in rows) for kind in {row["verdict"] for row in rows}
         },
+        "flags": dict(Counter(code for row in rows for code in row["flags"])),
         "timed_at_least_0.1ms": len(timed),
         "eager_speedup_within_3pct": len(within),
         "compared_with_kernelbench": len(compared),
@@ -181,9 +188,9 @@ def write_report(folder: Path, rows: list[dict], extra: dict) -> None:
     report = {"summary": summary(rows), **extra, "rows": rows}
     (folder / "acceptance.json").write_text(json.dumps(report, indent=1))
     lines = [
-        "| problem | task | in GB | out GB | verdict | degenerate | eager ms | speedup | KernelBench | ratio "
-        "| peak GPU GiB | peak host GiB | s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| problem | task | in GB | out GB | verdict | flags | degenerate | eager ms | speedup | KernelBench "
+        "| ratio | peak GPU GiB | peak host GiB | s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         theirs = row.get("kernelbench") or {}
@@ -194,7 +201,8 @@ def write_report(folder: Path, rows: list[dict], extra: dict) -> None:
         )
         cells = [
             row["problem"], row["task"], gb(row["input_bytes"]), gb(row["output_bytes"]), row["verdict"],
-            "yes" if row["degenerate"] else "", number(row["eager_ms"]), number(row["speedup"]), kb,
+            " ".join(row["flags"]), "yes" if row["degenerate"] else "", number(row["eager_ms"]),
+            number(row["speedup"]), kb,
             number(row.get("ratio")), row["peak_gpu_reserved_gib"], row["peak_host_gib"],
             number(row["seconds"]),
         ]  # fmt: skip

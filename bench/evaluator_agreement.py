@@ -112,7 +112,8 @@ def one(source: Path, task: Path, kernel: Path) -> int:
     sys.path.insert(0, str(source))
     import kernelbench.eval as kb_eval
 
-    verdict = kernelbench_verdict(kb_eval, task, kernel, "cuda")
+    backend = "triton" if "triton" in kernel.read_text() else "cuda"
+    verdict = kernelbench_verdict(kb_eval, task, kernel, backend)
     sys.stdout.write("\n" + json.dumps(verdict) + "\n")
     return 0
 

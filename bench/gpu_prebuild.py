@@ -17,6 +17,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from evaluator.manifest import batch_command, write_manifest  # noqa: E402
+
 KERNELS = ROOT / "tests" / "evaluator" / "kernels"
 TASKS = ROOT / "tasks" / "builtin"
 BUNDLE = ROOT / "bench" / "submissions_gpu_bundle"
@@ -52,12 +55,10 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cache = Path(sys.argv[1])
     with tempfile.TemporaryDirectory() as folder:
-        manifest = Path(folder) / "manifest.json"
         kernels = entries()
-        manifest.write_text(json.dumps({"device": "cuda", "mode": "hardened", "kernels": kernels}))
+        manifest = write_manifest(Path(folder) / "manifest.json", "cuda", "hardened", kernels)
         started = time.monotonic()
-        command = [sys.executable, "-m", "evaluator", "batch", "--manifest", str(manifest), "--compile-only"]
-        command += ["--out", str(Path(folder) / "out"), "--cache-dir", str(cache)]
+        command = batch_command(manifest, Path(folder) / "out", cache_dir=cache, compile_only=True)
         code = subprocess.run(command, cwd=ROOT, check=False).returncode
         for failed in sorted((Path(folder) / "out").glob("k*.json")):
             logger.info("build failed: %s", json.loads(failed.read_text())["error"])

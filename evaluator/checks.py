@@ -38,13 +38,21 @@ def matches(candidate: list[float], expected: list[float], numel: int, tolerance
     return True
 
 
+PROJECTION = 4  # its float32 sums depend on the chunks it was taken in, by a little
+
+
 def identical(first: list[float], second: list[float]) -> bool:
     """Two fingerprints of the same data taken twice (rounding of the sums aside): nothing changed it."""
     if len(first) != len(second):
         return False
-    for a, b in zip(first, second, strict=True):
+    for index, (a, b) in enumerate(zip(first, second, strict=True)):
         if a == b or (math.isnan(a) and math.isnan(b)):
             continue
-        if not abs(a - b) <= 1e-9 * (1.0 + abs(a) + abs(b)):
+        scale = 1.0 + abs(a) + abs(b)
+        if index == PROJECTION and len(first) > SUMMARY - 1 and not math.isnan(first[2]):
+            scale, tolerance = scale + first[2], 1e-4
+        else:
+            tolerance = 1e-9
+        if not abs(a - b) <= tolerance * scale:
             return False
     return True

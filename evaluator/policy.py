@@ -136,7 +136,7 @@ def timing_plan(mode: str, device: str, trials: int | None, warmup: int | None) 
         compile_warmup=(5 if on_gpu else 2) if warmup is None else warmup,
         discard_first=0,
         interleaved=True,
-        round_calls=min(count, 10 if on_gpu else 5),
+        round_calls=min(count, 20 if on_gpu else 5),
         fresh_inputs=True,
         device_sync_before_end=True,
         l2_flush=on_gpu,

@@ -85,6 +85,10 @@ class Candidate(Child):
         self.check_inputs = bool(self.spec["check_inputs"])
         if self.spec.get("preimport"):
             warm_up_dynamo()
+        elif self.device == "cuda":
+            importlib.import_module(
+                "torch._dynamo"
+            )  # the profiler imports it, and it rebinds torch functions
         try:
             self.task = load_module(self.spec["task_path"], TASK_MODULE)
             # What the harness needs of the task, taken before candidate code runs: the candidate can reach

@@ -36,8 +36,8 @@ def projection_weights(seed: int, size: int, blocks: int, device: str) -> tuple[
     """Two blocks of unit Gaussian weights (w, v) and two per-block scales (s, t) for a seed (cached: a
     round's calls share them)."""
     generator = torch.Generator(device=device).manual_seed((seed * 7_919 + size) % (2**63))
-    w, v = (torch.randn(size, generator=generator, device=device, dtype=torch.float64) for _ in range(2))
-    s, t = (torch.randn(blocks, generator=generator, device=device, dtype=torch.float64) for _ in range(2))
+    w, v = (torch.randn(size, generator=generator, device=device) for _ in range(2))
+    s, t = (torch.randn(blocks, generator=generator, device=device) for _ in range(2))
     return w, v, s, t
 
 
@@ -69,7 +69,9 @@ class Accumulator:
             whole = (end - position) // self.size if low == 0 else 0
             if whole:
                 rows = clean[position - offset : position - offset + whole * self.size].view(whole, self.size)
-                total += float(w @ (rows.t() @ s[block : block + whole]) + v @ (rows.t() @ t[block : block + whole]))
+                total += float(
+                    w @ (rows.t() @ s[block : block + whole]) + v @ (rows.t() @ t[block : block + whole])
+                )
                 position += whole * self.size
                 continue
             high = min(self.size, low + end - position, self.numel - block * self.size)
@@ -84,17 +86,16 @@ class Accumulator:
         if count == 0:
             return
         values = chunk if chunk.is_floating_point() else chunk.to(torch.float64)
-        finite = torch.isfinite(values)
-        clean = torch.where(finite, values, torch.zeros((), dtype=values.dtype, device=values.device))
+        clean = torch.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
         stats = torch.stack(
             [
                 clean.sum(dtype=torch.float64),
-                clean.abs().sum(dtype=torch.float64),
+                torch.linalg.vector_norm(clean, 1, dtype=torch.float64),
                 torch.linalg.vector_norm(clean, dtype=torch.float64).square(),
-                (~finite).sum().to(torch.float64),
+                count - torch.isfinite(values).sum().to(torch.float64),
             ]
         ).tolist()
-        stats.append(self.projection(clean.to(torch.float64), offset))  # float64: the same sum in any chunks
+        stats.append(self.projection(clean.to(torch.float32), offset))
         self.totals = [total + value for total, value in zip(self.totals, stats, strict=True)]
         inside = [p for p in self.positions if offset <= p < offset + count]
         if inside:

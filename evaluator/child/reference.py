@@ -180,9 +180,15 @@ class Reference(Child):
 
     def cmd_round(self, message: dict[str, Any]) -> dict[str, Any]:
         """Time the named baselines on the round's seeds (fresh inputs per call, or one fixed set)."""
+        seed = message.get("input_seed", 0)
         loop = timing.Loop(
-            self.device, self.plan.device_sync_before_end, self.flusher, message["fingerprint_seed"]
-        )
+            self.device,
+            self.plan.device_sync_before_end,
+            self.flusher,
+            message["fingerprint_seed"],
+            observe=lambda output, values, before: input_work(values, seed),
+            before=lambda values: input_work(values, seed),
+        )  # the candidate's per-call work (its inputs' fingerprints) too: the two loops' overheads compare
         variants = {"eager": self.model, "compile": self.compiled}
         names = list(message["variants"])
         for name in names:
@@ -210,6 +216,14 @@ class Reference(Child):
 
     def announce(self, phase: str) -> None:
         self.emit({"event": "timing_loop", "phase": phase})
+
+
+def input_work(values: list[Any], seed: int) -> dict[str, Any]:
+    """Fingerprint the inputs as the candidate's process does around each call (and keep nothing)."""
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            fingerprint(value, seed)
+    return {}
 
 
 def parameter_bytes(model: torch.nn.Module) -> int:

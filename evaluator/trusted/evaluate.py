@@ -129,6 +129,10 @@ def recover(session: TaskSession, result: Result) -> None:
         session.failure = stop
 
 
+def without_event(message: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in message.items() if key != "event"}
+
+
 @dataclass
 class Evaluation:
     session: TaskSession
@@ -221,13 +225,12 @@ class Evaluation:
                 if outcome.error:
                     self.result.fail(*outcome.error)
         self.probe(kernel, problem)
-        self.result.resources["peak"] = {
-            "kernel": kernel.request({"cmd": "memory"}, "memory", self.settings.run_timeout, "timing")
-        }
+        memory = kernel.request({"cmd": "memory"}, "memory", self.settings.run_timeout, "timing")
+        self.result.resources["peak"] = {"kernel": without_event(memory)}
         self.launch.child.kill()
         after = self.session.calibrate() if self.policy.timing.calibration_calls else Calibration()
         apply_consistency(self.result, timing, self.policy, before, after)
-        self.result.resources["peak"]["reference"] = self.session.memory()
+        self.result.resources["peak"]["reference"] = without_event(self.session.memory())
         self.result.durations_s["timing"] = time.monotonic() - stage
         self.result.correct = self.result.error is None
 

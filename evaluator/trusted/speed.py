@@ -238,7 +238,7 @@ def flag_slowed_baseline(result: Result, timing: Timing, before: Calibration, af
     if not alone or not eager:
         return
     suspect, hack, slack_ms = BASELINE_SLOWED
-    beside, reference = statistics.median(eager), min(alone)
+    beside, reference = statistics.median(eager), max(alone)  # the slower of the two clean measurements
     ratio = beside / reference if reference > 0 else 1.0
     if beside - reference <= slack_ms or ratio <= suspect:
         return

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from evaluator.manifest import KernelJob, batch_command, write_manifest
 from leaderboard.models import EvaluationRun, Submission, TaskResult
 from leaderboard.submissions import states, verified
 from leaderboard.submissions.ingest import BadResult, is_harness_error, read_result, store_result
@@ -131,25 +132,19 @@ def write_inputs(run: EvaluationRun, kernels: list, folder: Path) -> Path:
         kernel_path = folder / "kernels" / f"{result_id(kernel)}.py"
         task_path.write_text(task_text(kernel.task, run.device), encoding="utf-8")
         kernel_path.write_text(kernel.source.text, encoding="utf-8")
-        entries.append(
-            {"id": result_id(kernel), "task_path": str(task_path), "kernel_path": str(kernel_path)}
-        )
-    document = {"device": run.device, "mode": run.mode, "kernels": entries}
-    if settings.EVALUATOR.get("BASELINES"):
-        document["baselines"] = list(settings.EVALUATOR["BASELINES"])
-    manifest = folder / "manifest.json"
-    manifest.write_text(json.dumps(document, indent=1))
-    return manifest
+        entries.append(KernelJob(result_id(kernel), task_path, kernel_path))
+    baselines = list(settings.EVALUATOR.get("BASELINES") or []) or None
+    return write_manifest(folder / "manifest.json", run.device, run.mode, entries, baselines=baselines)
 
 
 def harness_command(manifest: Path, folder: Path) -> list[str]:
-    python = settings.EVALUATOR.get("PYTHON") or sys.executable
-    jobs = settings.EVALUATOR.get("JOBS") or os.cpu_count() or 1
-    cache = Path(settings.EVALUATOR["WORK_DIR"]) / "cache"
-    return [
-        python, "-m", "evaluator", "batch", "--manifest", str(manifest), "--out", str(folder / "out"),
-        "--jobs", str(jobs), "--cache-dir", str(cache),
-    ]  # fmt: skip
+    return batch_command(
+        manifest,
+        folder / "out",
+        jobs=settings.EVALUATOR.get("JOBS") or os.cpu_count() or 1,
+        cache_dir=Path(settings.EVALUATOR["WORK_DIR"]) / "cache",
+        python=settings.EVALUATOR.get("PYTHON") or sys.executable,
+    )
 
 
 def harness_env(run: EvaluationRun) -> dict[str, str]:

@@ -373,3 +373,44 @@ def test_the_harness_light_modules_import_neither_torch_nor_django():
     command = [sys.executable, "-c", code]
     completed = subprocess.run(command, cwd=KERNELS.parents[2], capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
+
+
+def timing_of(
+    candidate_ms: float, candidate_loop: float, eager_ms: float, eager_loop: float, rounds: int = 5
+):
+    from evaluator.trusted.rounds import SideRound, Timing
+
+    timing = Timing()
+    for index in range(rounds):
+        seeds = [index * 100 + call for call in range(20)]
+        records = [[seed, candidate_ms, [0.0] * 5, {}] for seed in seeds]
+        timing.rounds.append(SideRound("candidate", {"candidate": records}, candidate_loop, seeds))
+        eager = [[seed, eager_ms, [0.0] * 5, {}] for seed in seeds]
+        timing.rounds.append(SideRound("reference", {"eager": eager}, eager_loop, seeds))
+    return timing
+
+
+def consistency_flags(timing, before=1.0, after=1.0) -> dict:
+    from evaluator.trusted.session import Calibration
+    from evaluator.trusted.speed import apply_consistency
+
+    result = Result(mode="hardened", device="cuda", task={}, kernel={})
+    policy = make_policy("hardened", "cuda", baselines=("eager",))
+    apply_consistency(result, timing, policy, Calibration([before] * 10), Calibration([after] * 10))
+    return {flag.code: flag.severity for flag in result.flags}
+
+
+def test_the_harness_clock_checks_what_the_candidate_claims_on_a_gpu():
+    # 20 calls a round; every call costs 1 ms of loop overhead on either side.
+    assert consistency_flags(timing_of(1.0, 40.0, 1.0, 40.0)) == {}  # honest: claims + overhead = loop
+    assert consistency_flags(timing_of(0.01, 420.0, 1.0, 40.0)) == {
+        "timing_forged": "suspect"
+    }  # claims < time
+    assert consistency_flags(timing_of(50.0, 40.0, 1.0, 40.0)) == {"timing_forged": "hack"}  # claims > loop
+
+
+def test_eager_beside_the_candidate_is_checked_against_eager_alone():
+    assert consistency_flags(timing_of(1.0, 40.0, 1.1, 42.0)) == {}
+    assert consistency_flags(timing_of(1.0, 40.0, 1.4, 48.0)) == {"baseline_slowed": "suspect"}
+    assert consistency_flags(timing_of(1.0, 40.0, 2.0, 60.0)) == {"baseline_slowed": "hack"}
+    assert consistency_flags(timing_of(1.0, 40.0, 2.0, 60.0), before=2.0) == {}  # slow alone too: the GPU's
