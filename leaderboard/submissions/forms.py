@@ -29,6 +29,13 @@ def longest(model, name: str) -> int:
     return model._meta.get_field(name).max_length
 
 
+PUBLIC_HELP = (
+    "Default: private (only you and staff see the kernels). If ticked, once a run is verified anyone can "
+    "read and download its kernels, per task, from the run's page and the task pages."
+)
+TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"", "0", "false", "no", "off"}
+
+
 class EntryFieldsForm(forms.Form):
     """The entry's descriptive fields, bounded by their columns: shared by the web form and the API."""
 
@@ -58,6 +65,12 @@ class EntryFieldsForm(forms.Form):
         help_text="The suite the bundle's task ids refer to (kernelbench once imported: the ranking suite).",
     )
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    public = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Make verified kernels public",
+        help_text=PUBLIC_HELP,
+    )
 
     def details_with(self, method_name: str, hardware: Hardware) -> EntryDetails:
         data = self.cleaned_data
@@ -72,6 +85,7 @@ class EntryFieldsForm(forms.Form):
             mode=data["mode"],
             notes=data["notes"],
             suite=data["suite"],
+            public=bool(data.get("public")),
         )
 
 
@@ -119,6 +133,14 @@ class NamedEntryForm(EntryFieldsForm):
     method = forms.CharField(max_length=longest(Method, "name"))
     hardware = forms.CharField(max_length=longest(Hardware, "name"), required=False)
     suite = forms.ChoiceField(choices=suite_choices, required=False)
+    public = forms.CharField(required=False, help_text="true or false (default false: private kernels).")
+
+    def clean_public(self) -> bool:
+        """The API's and the CLI's `public`: 1/true/yes/on or 0/false/no/off (any case), default false."""
+        word = self.cleaned_data["public"].strip().lower()
+        if word not in TRUE_WORDS | FALSE_WORDS:
+            raise forms.ValidationError("give true or false")
+        return word in TRUE_WORDS
 
     def clean_hardware(self) -> Hardware:
         try:

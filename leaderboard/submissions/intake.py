@@ -45,6 +45,7 @@ class EntryDetails:
     mode: str = ""
     notes: str = ""
     suite: str = ""  # the default suite (Task.objects.default_suite) when blank
+    public: bool = False  # its kernels become public once verified (default private)
     extra: dict = field(default_factory=dict)
 
 
@@ -137,6 +138,7 @@ def create_level_submission(user, bundle, level_number, method, details, sources
         bundle_name=bundle.name[:255],
         bundle_sha256=bundle.sha256,
         bundle_metadata={"metadata": bundle.metadata, "skipped": bundle.skipped},
+        public_kernels=details.public,
     )
     states.record_creation(submission, f"bundle {bundle.name!r} received")
     SubmissionKernel.objects.bulk_create(
