@@ -12,11 +12,11 @@ import logging
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.db.models.signals import post_delete, post_save
 from django.urls import reverse
 
-from leaderboard.models import Entry, EvaluationRun, LeaderSnapshot, Level, Score
+from leaderboard.models import Entry, LeaderSnapshot, Level, Score
+from leaderboard.submissions.public_kernels import shown_runs
 
 logger = logging.getLogger(__name__)
 
@@ -55,10 +55,9 @@ def entry_events(limit: int) -> list[Event]:
 
 def run_events(limit: int) -> list[Event]:
     """Completed runs with verified scores the public sees (not hidden)."""
-    shown = Score.objects.verified().shown().filter(run=OuterRef("pk"))
     runs = (
-        EvaluationRun.objects.filter(status=EvaluationRun.Status.COMPLETED, finished__isnull=False)
-        .filter(Exists(shown))
+        shown_runs()
+        .filter(finished__isnull=False)
         .select_related("hardware", "submission__entry__method", "submission__entry__level")
         .order_by("-finished", "-pk")[:limit]
     )

@@ -19,12 +19,16 @@ def lines_of_code(text: str) -> int:
     return sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
 
 
-def public_runs():
-    """Completed runs of submissions with public kernels, whose verified scores are shown (not hidden)."""
+def shown_runs():
+    """Completed runs whose verified scores the public sees (not hidden): the feed's and the data
+    download's runs."""
     shown = Score.objects.verified().shown().filter(run=OuterRef("pk"))
-    return EvaluationRun.objects.filter(
-        status=EvaluationRun.Status.COMPLETED, submission__public_kernels=True
-    ).filter(Exists(shown))
+    return EvaluationRun.objects.filter(status=EvaluationRun.Status.COMPLETED).filter(Exists(shown))
+
+
+def public_runs():
+    """Shown runs of submissions whose submitter made the kernels public."""
+    return shown_runs().filter(submission__public_kernels=True)
 
 
 def is_public(kernel: SubmissionKernel) -> bool:

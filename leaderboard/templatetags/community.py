@@ -4,7 +4,7 @@
 
 from django import template
 
-from leaderboard.submissions import public_kernels
+from leaderboard.submissions import history, public_kernels
 
 register = template.Library()
 
@@ -17,3 +17,8 @@ def best_public_kernel(task):
 @register.inclusion_tag("submissions/_public_kernels_link.html")
 def public_kernels_link(run):
     return {"run": run, "public": public_kernels.public_runs().filter(pk=run.pk).exists()}
+
+
+@register.inclusion_tag("leaderboard/partials/_method_history.html", takes_context=True)
+def method_history(context, method):
+    return {"rows": history.method_history(method, context["request"].user)}

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.views import api, export, feed, pages
+from leaderboard.views import api, data, export, feed, pages
 
 app_name = "leaderboard"
 
@@ -20,4 +20,5 @@ urlpatterns = [
     path("api/entries/<int:pk>", api.entry, name="api-entry"),
     path("feed.atom", feed.ChangeFeed(), name="feed"),
     path("changes/", feed.changes, name="changes"),
+    path("api/data.json", data.data_json, name="api-data"),
 ]
