@@ -2,8 +2,9 @@
 
 from django import forms
 from django.conf import settings
+from django.db.models import Q
 
-from leaderboard.models import Entry, Hardware, Method, MethodKind
+from leaderboard.models import Entry, Hardware, Method, MethodKind, Team
 from leaderboard.reference_data import CPU_HARDWARE
 from leaderboard.submissions.intake import EntryDetails
 from leaderboard.submissions.routing import SubmissionRefused, evaluation_targets, find_target
@@ -32,6 +33,10 @@ def longest(model, name: str) -> int:
 PUBLIC_HELP = (
     "Default: private (only you and staff see the kernels). If ticked, once a run is verified anyone can "
     "read and download its kernels, per task, from the run's page and the task pages."
+)
+TEAM_HELP = (
+    "Submit under a team you belong to: the team's quota applies, and a new method becomes the team's. "
+    "A team's method takes kernels from its members only."
 )
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"", "0", "false", "no", "off"}
 
@@ -86,12 +91,13 @@ class EntryFieldsForm(forms.Form):
             notes=data["notes"],
             suite=data["suite"],
             public=bool(data.get("public")),
+            team=data.get("team") or None,
         )
 
 
 class UploadForm(EntryFieldsForm):
-    field_order = ["bundle", "method", "new_method", "method_kind", "backbone", "agent_models", "label",
-                   "data_source", "mode", "hardware", "suite", "notes"]  # fmt: skip
+    field_order = ["bundle", "method", "new_method", "team", "method_kind", "backbone", "agent_models",
+                   "label", "data_source", "mode", "hardware", "suite", "notes", "public"]  # fmt: skip
 
     bundle = forms.FileField(
         help_text="A zip or tar.gz of a KernelBench runs/<name>/ folder, or a KernelBench leaderboard JSON."
@@ -104,6 +110,13 @@ class UploadForm(EntryFieldsForm):
     )
     hardware = forms.ModelChoiceField(
         evaluation_targets(), help_text="Where the kernels are verified (its worker queue)."
+    )
+    team = forms.ModelChoiceField(
+        Team.objects.all(),
+        required=False,
+        empty_label="— myself —",
+        to_field_name="slug",
+        help_text=TEAM_HELP,
     )
 
     def __init__(self, *args, **kwargs):
@@ -134,6 +147,16 @@ class NamedEntryForm(EntryFieldsForm):
     hardware = forms.CharField(max_length=longest(Hardware, "name"), required=False)
     suite = forms.ChoiceField(choices=suite_choices, required=False)
     public = forms.CharField(required=False, help_text="true or false (default false: private kernels).")
+    team = forms.CharField(max_length=140, required=False, help_text="A team's slug or name.")
+
+    def clean_team(self) -> Team | None:
+        name = self.cleaned_data["team"].strip()
+        if not name:
+            return None
+        team = Team.objects.filter(Q(slug=name) | Q(name__iexact=name)).first()
+        if team is None:
+            raise forms.ValidationError(f"there is no team {name!r}")
+        return team
 
     def clean_public(self) -> bool:
         """The API's and the CLI's `public`: 1/true/yes/on or 0/false/no/off (any case), default false."""
