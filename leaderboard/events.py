@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.db.models.signals import post_delete, post_save
 from django.urls import reverse
 
@@ -54,18 +55,19 @@ def entry_events(limit: int) -> list[Event]:
 
 
 def run_events(limit: int) -> list[Event]:
-    """Completed runs with verified scores the public sees (not hidden)."""
+    """Completed runs with verified scores the public sees (not hidden), with their Fast1 against eager."""
+    fast_1 = Score.objects.verified().filter(run=OuterRef("pk"), metric_id="fast_1", baseline="eager")
     runs = (
         shown_runs()
         .filter(finished__isnull=False)
+        .annotate(fast_1=Subquery(fast_1.values("value")[:1]))
         .select_related("hardware", "submission__entry__method", "submission__entry__level")
         .order_by("-finished", "-pk")[:limit]
     )
     events = []
     for run in runs:
         entry = run.submission.entry
-        fast_1 = Score.objects.verified().filter(run=run, metric_id="fast_1", baseline="eager").first()
-        figure = f"Fast1 {fast_1.value:g}" if fast_1 else "no Fast1"
+        figure = f"Fast1 {run.fast_1:g}" if run.fast_1 is not None else "no Fast1"
         events.append(
             Event(
                 "run",

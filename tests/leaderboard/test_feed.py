@@ -94,3 +94,11 @@ def test_the_changes_page_lists_the_same_events_paginated(client):
     second = client.get("/changes/?page=2")
     assert second.content.count(b'class="change change-entry"') == 5
     assert b"New entry: Many 0 on" in second.content
+
+
+def test_the_changes_page_reads_a_fixed_number_of_queries(client, django_assert_max_num_queries):
+    for number in range(8):
+        factories.verified_run(factories.entry(f"Run {number}"), [(True, 2.0, 1.0)])
+    with django_assert_max_num_queries(8):
+        page = client.get("/changes/")
+    assert page.content.count(b'class="change change-run"') == 8
