@@ -57,6 +57,8 @@ def test_a_public_verified_kernel_is_readable_and_downloadable_by_anyone(
 
     task_page = client.get(builtin_tasks[kernel.task.key].get_absolute_url())
     assert f'href="/public/kernels/{kernel.pk}/"'.encode() in task_page.content
+    feed = client.get("/feed.atom").content.decode()  # the worker's verified run is in the change feed
+    assert f"Verified run #{run.pk}: PublicLLM on level 1" in feed
 
 
 @pytest.mark.django_db
