@@ -56,7 +56,9 @@ def describe_run(score: Candidate) -> str:
     where = f" on {score.run_hardware}" if score.run_hardware else ""
     cpu = " (CPU timing, not a GPU verification)" if score.run_device == "cpu" else ""
     harness = f", harness {score.harness_version}" if score.harness_version else ""
-    return f"evaluation run #{score.run_id}{where}{cpu}{harness}"
+    suite = f", over the {score.suite} suite" if score.suite else ""
+    lane = "; separate lane" if score.lane == "separate" else ""
+    return f"evaluation run #{score.run_id}{where}{cpu}{harness}{suite}{lane}"
 
 
 @functools.lru_cache(maxsize=1024)

@@ -122,3 +122,16 @@ def test_the_admin_score_list_tells_same_named_entries_apart_by_hardware(admin_c
     assert "column-suite_and_lane" in page
     assert ">L40S<" in page
     assert ">H100<" in page
+
+
+def test_a_cpu_verification_is_labelled_apart_with_its_suite_and_tasks(client):
+    row = factories.entry("CpuTimed", gpu="H100")
+    factories.verified_run(row, factories.FIVE_FAST, gpu="CPU", device="cpu", n_tasks=5, suite="builtin")
+    assert "CpuTimed" not in html(client, "/levels/2/")  # the separate lane does not rank by default
+    page = html(client, "/levels/2/?lane=all")
+    line = page.split('href="/entries/' + str(row.pk) + '/"')[1].split("</tr>")[0]
+    assert "✓ verified · CPU" in line
+    assert "builtin suite · separate lane" in line
+    scope = line.split('data-testid="verified-scope"')[1].split("</span>")[0]
+    assert "builtin suite, 5 tasks, CPU timing" in scope
+    assert "over the builtin suite; separate lane" in line  # the value's popover text
