@@ -24,6 +24,7 @@ from leaderboard.table.rows import (
     fast_p_metric,
     fill_cells,
     fill_fast_p,
+    paired_ids,
     row_matches,
 )
 
@@ -144,12 +145,15 @@ def make_columns(query: TableQuery, view: View, metrics, metric_ids, sort_key, d
 
 
 def rank_rows(rows: list[Row], sort_key: str, descending: bool) -> list[Row]:
-    """Order rows (ties alphabetically) with missing values last, and give each its competition rank."""
+    """Order rows (ties alphabetically) with missing values last, give each its competition rank, and mark
+    those not separable at 95 % from the row above (scoring.inseparable_from_previous)."""
     by_name = sorted(rows, key=lambda row: (row.name.casefold(), row.entry_id))
     ordered = scoring.order_by_value(by_name, lambda row: row.value_of(sort_key), descending)
     ranks = scoring.competition_ranks([row.value_of(sort_key) for row in ordered])
-    for row, rank in zip(ordered, ranks, strict=True):
-        row.rank = rank
+    ranked = [row.interval_of(sort_key) if rank else None for row, rank in zip(ordered, ranks, strict=True)]
+    ties = scoring.inseparable_from_previous(ranked)
+    for row, rank, tied in zip(ordered, ranks, ties, strict=True):
+        row.rank, row.tied = rank, tied
     return ordered
 
 
@@ -225,7 +229,7 @@ def order_rows(layout: Layout, rows: list[Row]) -> tuple[list[Row], dict]:
     if view.computed_fast_p or layout.sort_key == "n_tasks":
         rank_ids.add(TASK_COUNT_CARRIER)
     if rank_ids and rows:
-        wanted = {row.entry_id for row in rows}
+        wanted = {row.entry_id for row in rows} | paired_ids(rows)
         light = fetch_candidates(Q(entry__level=level, metric_id__in=rank_ids), query, detail=False)
         fill_cells(rows, [c for c in light if c.entry_id in wanted], metrics, rank_ids, every=False)
     outcomes = {}
@@ -249,7 +253,7 @@ def detail_rows(layout: Layout, page_rows: list[Row], outcomes: dict) -> None:
     level, query, view, metrics = layout.level, layout.query, layout.view, layout.metrics
     if page_rows:
         detail_ids = list(dict.fromkeys([*layout.metric_ids, *(m for m in CHART_METRICS if m in metrics)]))
-        page_ids = [row.entry_id for row in page_rows]
+        page_ids = [row.entry_id for row in page_rows] + sorted(paired_ids(page_rows))
         full = fetch_candidates(Q(entry_id__in=page_ids, metric_id__in=detail_ids), query, detail=True)
         fill_cells(page_rows, full, metrics, detail_ids)
         if not view.computed_fast_p:

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
-from leaderboard import scoring
+from leaderboard import intervals, scoring
 from leaderboard.models import Aggregation, Baseline, CurationState, Denominator, Metric, Provenance
 from leaderboard.table.fetch import Candidate
 
@@ -21,6 +21,8 @@ class Cell:
     computed: float | None = None
     computed_p: float | None = None
     computed_run: int | None = None
+    computed_n: int | None = None
+    paired: bool = False
     verified_value: float | None = field(init=False)
     reported_value: float | None = field(init=False)
     value: float | None = field(init=False)
@@ -57,6 +59,14 @@ class Cell:
         if self.verified_value is None:
             return None
         return self.computed_run or (self.verified.run_id if self.verified else None)
+
+    @property
+    def ci(self) -> scoring.Interval | None:
+        """The 95 % interval of the headline value (None: a reported number without per-task data)."""
+        if self.computed is not None:
+            return intervals.percent_interval(self.computed, self.computed_n) if self.computed_n else None
+        shown = self.shown
+        return shown.interval if shown is not None and self.value is not None else None
 
     @property
     def difference(self) -> float | None:

@@ -15,6 +15,7 @@ from leaderboard.models import (
     Entry,
     Level,
     Metric,
+    Pairing,
     Provenance,
     Score,
     TaskResult,
@@ -32,6 +33,8 @@ LIGHT_FIELDS = (
     "run_id",
     "n_tasks",
     "aggregation",
+    "ci_low",
+    "ci_high",
 )
 DETAIL_FIELDS = (
     "threshold_op",
@@ -41,8 +44,6 @@ DETAIL_FIELDS = (
     "state_reason",
     "notes",
     "harness_version",
-    "ci_low",
-    "ci_high",
     "run__hardware__name",
     "run__device",
     "suite",
@@ -69,6 +70,8 @@ class Candidate:
     run_id: int | None
     n_tasks: int | None
     aggregation: str
+    ci_low: float | None = None
+    ci_high: float | None = None
     threshold_op: str = ""
     denominator: str = ""
     source_table: str = ""
@@ -76,8 +79,6 @@ class Candidate:
     state_reason: str = ""
     notes: str = ""
     harness_version: str = ""
-    ci_low: float | None = None
-    ci_high: float | None = None
     run_hardware: str = ""
     run_device: str = ""
     suite: str = ""
@@ -95,6 +96,13 @@ class Candidate:
     @property
     def verified(self) -> bool:
         return self.provenance == Provenance.VERIFIED
+
+    @property
+    def interval(self) -> scoring.Interval | None:
+        """Its 95 % interval (scoring.value_interval): verified values and imported per-task results."""
+        per_task = self.verified or self.ci_low is not None
+        stored = (self.ci_low, self.ci_high)
+        return scoring.value_interval(self.metric_id, self.value, self.n_tasks, stored, per_task)
 
     @property
     def source_link(self) -> str:
@@ -168,7 +176,8 @@ ENTRY_FIELDS = (
 
 def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
     """The level's entries: their fields, whether each has scores in the view, its newest verified run,
-    and whether curation withholds that run's per-task results (see `withheld_state`)."""
+    whether curation withholds that run's per-task results (see `withheld_state`) and the reported entry
+    it is paired with (leaderboard.pairing)."""
     own = table_scores(query).filter(entry=OuterRef("pk"))
     newest = own.verified().rankable().order_by("-run_id")
     rows = (
@@ -177,9 +186,10 @@ def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
             verified_run=Subquery(newest.values("run_id")[:1]),
             in_view=Exists(own.filter(metric_id__in=view.metric_ids)),
             run_withheld=withheld_state(query),
+            paired_entry=Subquery(Pairing.objects.filter(verified=OuterRef("pk")).values("reported_id")[:1]),
         )
         .order_by()
-        .values_list(*ENTRY_FIELDS, "verified_run", "in_view", "run_withheld")
+        .values_list(*ENTRY_FIELDS, "verified_run", "in_view", "run_withheld", "paired_entry")
     )
     return list(rows)
 

@@ -7,6 +7,7 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from leaderboard import intervals, scoring
 from leaderboard import table as tables
 from leaderboard.models import Level
 from leaderboard.views import details
@@ -68,6 +69,16 @@ def entry_data(entry) -> dict:
     }
 
 
+def score_interval(score) -> dict:
+    """ci_low, ci_high, ci_method of a stored score (scoring.value_interval; 'n/a' when it has none)."""
+    per_task = score.is_verified or score.ci_low is not None
+    stored = (score.ci_low, score.ci_high)
+    found = scoring.value_interval(score.metric_id, score.value, score.n_tasks, stored, per_task)
+    if found is None:
+        return {"ci_low": None, "ci_high": None, "ci_method": intervals.NOT_AVAILABLE}
+    return {"ci_low": found.low, "ci_high": found.high, "ci_method": found.method}
+
+
 def score_data(score) -> dict:
     """One stored score with its conventions, curation state and provenance."""
     data = {
@@ -85,6 +96,7 @@ def score_data(score) -> dict:
         "suite": score.suite or None,
         "lane": score.lane,
         "notes": score.notes,
+        **score_interval(score),
     }
     if score.is_verified:
         data["run"] = {
@@ -145,3 +157,8 @@ def method(request, slug):
     data = {name: getattr(method, name) for name in fields}
     data |= {"code_url": method.code_url, "model_url": method.model_url, "description": method.description}
     return JsonResponse({**data, "url": method.get_absolute_url(), "entries": entries})
+
+
+@require_GET
+def eval_results(request, pk):
+    return error(404, f"There is no verified run for entry {pk}.")
