@@ -17,6 +17,7 @@ from leaderboard.models import (
     Metric,
     Pairing,
     Provenance,
+    ReportedTaskResult,
     Score,
     TaskResult,
 )
@@ -174,10 +175,14 @@ ENTRY_FIELDS = (
 """An entry's fields as a table row holds them, in the order of Row's first fields."""
 
 
+ENTRY_ANNOTATIONS = ("verified_run", "in_view", "run_withheld", "paired_entry", "per_task_reported")
+"""What fetch_entries adds to an entry's fields, in the order of Row's next fields."""
+
+
 def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
     """The level's entries: their fields, whether each has scores in the view, its newest verified run,
     whether curation withholds that run's per-task results (see `withheld_state`) and the reported entry
-    it is paired with (leaderboard.pairing)."""
+    it is paired with (leaderboard.pairing) and whether it holds imported per-task results."""
     own = table_scores(query).filter(entry=OuterRef("pk"))
     newest = own.verified().rankable().order_by("-run_id")
     rows = (
@@ -187,9 +192,10 @@ def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
             in_view=Exists(own.filter(metric_id__in=view.metric_ids)),
             run_withheld=withheld_state(query),
             paired_entry=Subquery(Pairing.objects.filter(verified=OuterRef("pk")).values("reported_id")[:1]),
+            per_task_reported=Exists(ReportedTaskResult.objects.filter(entry=OuterRef("pk"))),
         )
         .order_by()
-        .values_list(*ENTRY_FIELDS, "verified_run", "in_view", "run_withheld", "paired_entry")
+        .values_list(*ENTRY_FIELDS, *ENTRY_ANNOTATIONS)
     )
     return list(rows)
 
@@ -226,4 +232,20 @@ def fetch_outcomes(run_ids: Iterable[int], baseline: str) -> dict[int, list[scor
     outcomes: dict[int, list[scoring.TaskOutcome]] = defaultdict(list)
     for run_id, correct, value, flags in rows:
         outcomes[run_id].append(scoring.task_outcome(correct, value, flags))
+    return outcomes
+
+
+def fetch_reported_outcomes(entry_ids: Iterable[int]) -> dict[int, list[scoring.TaskOutcome]]:
+    """Per-task outcomes (sample 0) of reported entries imported from eval_results.json, by entry."""
+    entry_ids = list(entry_ids)
+    if not entry_ids:
+        return {}
+    rows = (
+        ReportedTaskResult.objects.filter(entry_id__in=entry_ids, sample_id=0)
+        .order_by()
+        .values_list("entry_id", "correct", "speedup")
+    )
+    outcomes: dict[int, list[scoring.TaskOutcome]] = defaultdict(list)
+    for entry_id, correct, speedup in rows:
+        outcomes[entry_id].append(scoring.TaskOutcome(correct, speedup))
     return outcomes

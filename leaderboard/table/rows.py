@@ -42,6 +42,7 @@ class Row:
     in_view: bool = True
     run_withheld: str | None = None
     paired_entry: int | None = None
+    per_task_reported: bool = False
     verified_n_tasks: int | None = None
     cells: dict[str, Cell] = field(default_factory=dict)
     fast_p: Cell | None = None
@@ -210,9 +211,15 @@ def paired_ids(rows: Iterable[Row]) -> set[int]:
 
 
 def fill_fast_p(
-    rows: Iterable[Row], outcomes: dict, metrics: dict[str, Metric], p: float, level: Level
+    rows: Iterable[Row],
+    outcomes: dict,
+    metrics: dict[str, Metric],
+    p: float,
+    level: Level,
+    reported_outcomes: dict | None = None,
 ) -> None:
-    """The fast_p cell at p: computed for verified rows from their per-task results, else as reported.
+    """The fast_p cell at p: computed for verified rows from their per-task results, and for reported rows
+    from imported per-task results (labelled reported), else as reported.
 
     A computed value carries the run's own verified score at that p, or else its correct-rate score, so
     that the run's curation state, baseline and task count show with it."""
@@ -221,6 +228,9 @@ def fill_fast_p(
     for row in rows:
         stored = row.cells.get(reported_id) if reported_id else None
         run_outcomes = outcomes.get(row.verified_run)
+        per_task = (reported_outcomes or {}).get(row.entry_id) if run_outcomes is None else None
+        if per_task is not None and reported_fast_p(row, per_task, metric, level):
+            continue
         if run_outcomes is None:
             hacked = row.run_withheld == CurationState.HACKED
             row.fast_p = replace(stored, metric=metric) if stored else Cell(metric=metric, hacked=hacked)
@@ -235,6 +245,29 @@ def fill_fast_p(
             "computed_n": n_tasks,
         }
         row.fast_p = replace(stored, metric=metric, **computed) if stored else Cell(metric=metric, **computed)
+
+
+def reported_fast_p(row: Row, per_task: list, metric: Metric, level: Level) -> bool:
+    """Give a reported row fast_p at any p from its imported per-task results, carried by its stored
+    correct rate (source, conventions); False when that score is not among those read."""
+    carrier = row.cells.get(TASK_COUNT_CARRIER)
+    if carrier is None or carrier.reported is None:
+        return False
+    n_tasks = scoring.rate_denominator(row.entry_n_tasks or level.task_count, per_task)
+    value = scoring.fast_p(per_task, metric.threshold, n_tasks)
+    row.fast_p = Cell(
+        metric=metric,
+        reported=carrier.reported,
+        computed_reported=value,
+        computed_p=metric.threshold,
+        computed_n=n_tasks,
+    )
+    return True
+
+
+def per_task_reported_rows(rows: Iterable[Row]) -> set[int]:
+    """Reported rows with imported per-task results (their fast_p is computed at any p)."""
+    return {row.entry_id for row in rows if row.per_task_reported and row.verified_run is None}
 
 
 def run_denominator(row: Row, run_outcomes: list, level: Level) -> int:

@@ -9,7 +9,8 @@ from django.views.decorators.http import require_GET
 
 from leaderboard import intervals, scoring
 from leaderboard import table as tables
-from leaderboard.models import Level
+from leaderboard.eval_results_store import export_entry
+from leaderboard.models import Entry, Level
 from leaderboard.views import details
 from leaderboard.views.params import BadQuery, parse_query
 from leaderboard.views.serialize import cell_data, table_data
@@ -161,4 +162,13 @@ def method(request, slug):
 
 @require_GET
 def eval_results(request, pk):
-    return error(404, f"There is no verified run for entry {pk}.")
+    """The verified run an entry's row shows, as KernelBench's eval_results.json."""
+    found = Entry.objects.filter(pk=pk).first()
+    if found is None:
+        return error(404, f"There is no entry {pk}.")
+    data = export_entry(found)
+    if data is None:
+        return error(404, f"Entry {pk} has no verified run to export.")
+    response = JsonResponse(data)
+    response["Content-Disposition"] = f'attachment; filename="eval_results_entry_{pk}.json"'
+    return response
