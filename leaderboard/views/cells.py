@@ -156,7 +156,7 @@ def row_html(row: Row, selected: set[int], entry_url: str, method_url: str) -> S
     checked = " checked" if row.entry_id in selected else ""
     pick = (
         f'<td class="col-compare"><input type="checkbox" name="compare" value="{row.entry_id}" '
-        f'aria-label="Draw {escape(row.name)} in the fast_p chart"{checked}></td>'
+        f'form="compare-entries" aria-label="Draw {escape(row.name)} in the fast_p chart"{checked}></td>'
     )
     info = "".join(
         f'<td class="text col-{key}">{escape(text) if text else DASH}</td>' for key, text in row.info

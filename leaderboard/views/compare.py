@@ -177,9 +177,14 @@ def comparison(ids: list[int]) -> dict:
     }
 
 
+def requested_ids(query) -> str:
+    """The ids asked for: `entries=3,7`, or the rows ticked on a level table (`compare=3&compare=7`)."""
+    return ",".join([*query.getlist("entries"), *query.getlist("compare")])
+
+
 def compare(request):
     try:
-        context = comparison(parse_ids(request.GET.get("entries")))
+        context = comparison(parse_ids(requested_ids(request.GET)))
     except BadComparison as bad:
         context = {"message": str(bad), "title": "Those entries cannot be compared"}
         return render(request, "leaderboard/compare.html", context, status=400)

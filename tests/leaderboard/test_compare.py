@@ -87,3 +87,13 @@ def test_reported_entries_compare_without_a_task_table(client, entries):
     html = client.get(f"/compare/?entries={reported.pk},{other.pk}").content.decode()
     assert "None of these entries has a verified run" in html
     assert "compare.js" not in html
+
+
+def test_rows_ticked_on_the_level_table_are_compared(client, entries):
+    first, second, _ = entries
+    html = client.get("/levels/2/").content.decode()
+    assert '<form id="compare-entries"' in html
+    assert f'value="{first.pk}" form="compare-entries"' in html
+    response = client.get(f"/compare/?compare={first.pk}&compare={second.pk}")
+    assert response.status_code == 200
+    assert "Head to head" in response.content.decode()
