@@ -217,4 +217,5 @@ class ScoreAdmin(SimpleHistoryAdmin):
 
 
 # The submission, run and token admins live with the submissions code.
+from leaderboard import pairing_admin as _pairing_admin  # noqa: E402, F401
 from leaderboard.submissions import admin as _submissions_admin  # noqa: E402, F401

@@ -14,7 +14,7 @@ from leaderboard.models.metrics import (
     Metric,
     ThresholdOp,
 )
-from leaderboard.models.scores import Score, Source
+from leaderboard.models.scores import Pairing, ReportedTaskResult, Score, Source
 from leaderboard.models.submissions import KernelSource, Submission, SubmissionEvent, SubmissionKernel
 from leaderboard.models.tokens import ApiToken
 
@@ -38,7 +38,9 @@ __all__ = [
     "Method",
     "MethodKind",
     "Metric",
+    "Pairing",
     "Provenance",
+    "ReportedTaskResult",
     "Score",
     "Source",
     "Submission",

@@ -9,7 +9,7 @@ from django.utils.safestring import SafeString, mark_safe
 from leaderboard.models import Provenance
 from leaderboard.scoring import separate_lane_reasons
 from leaderboard.table import FAST_P_KEY, Candidate, Cell, Row
-from leaderboard.views.text import cell_title, difference_text, reported_text, value_text
+from leaderboard.views.text import cell_title, difference_text, format_value, reported_text, value_text
 
 DASH = '<span class="dash">—</span>'
 VERIFIED_BADGE = (
@@ -33,6 +33,13 @@ BASELINE_TITLES = {
     "naive CUDA": "Speedup against naive CUDA kernels",
     "?": "The source does not state the baseline",
 }
+CI_TITLES = {
+    "wilson": "95% Wilson interval over the level's tasks",
+    "bootstrap": "95% bootstrap interval over tasks (2000 resamples, fixed seed)",
+}
+TIE_MARK = (
+    '<abbr class="tie" title="Not separable at 95% from the row above: their intervals overlap">≈</abbr>'
+)
 AGGREGATION_TITLES = {"A": "Arithmetic mean", "G": "Geometric mean", "?": "Mean type not stated"}
 
 
@@ -60,6 +67,11 @@ def value_html(cell: Cell) -> str:
         parts.append('<span class="badge-v" aria-label="verified">✓</span>')
     elif cell.provenance == Provenance.REPORTED:
         parts.append(REPORTED_MARK)
+    interval = cell.ci
+    if interval is not None:
+        low, high = (format_value(bound, cell.metric.unit) for bound in (interval.low, interval.high))
+        title = CI_TITLES.get(interval.method, "")
+        parts.append(f'<span class="ci" title="{title}">[{escape(low)}–{escape(high)}]</span>')
     if cell.difference is not None:
         parts.append(
             f'<span class="rep">rep {escape(reported_text(cell))} '
@@ -128,6 +140,12 @@ def name_html(row: Row, entry_url: str, method_url: str) -> str:
     if row.label and row.label != row.method_name:
         facts.append(f'<a href="{method_url.format(escape(row.method_slug))}">{escape(row.method_name)}</a>')
     facts += [escape(text) for text in (row.kind_label, row.backbone, row.task_subset) if text]
+    if row.paired_entry is not None:
+        facts.append(
+            f'<a class="paired" href="{entry_url.format(row.paired_entry)}" '
+            'title="The reported entry of this method and level its values are compared with">'
+            "paired with reported</a>"
+        )
     facts = [fact for fact in facts if fact]
     link = f'<a class="entry-link" href="{entry_url.format(row.entry_id)}">{escape(row.name)}</a>'
     return f'<td class="col-name">{link}{badges}<div class="sub">{" · ".join(facts)}</div></td>'
@@ -156,11 +174,11 @@ def rows_html(rows: list[Row], selected: set[int]) -> None:
 
 def row_html(row: Row, selected: set[int], entry_url: str, method_url: str) -> SafeString:
     """One <tr> of the leaderboard: rank, the chart pick, name, info columns and the value cells."""
-    rank = str(row.rank) if row.rank else DASH
+    rank = (str(row.rank) + (TIE_MARK if row.tied else "")) if row.rank else DASH
     checked = " checked" if row.entry_id in selected else ""
     pick = (
         f'<td class="col-compare"><input type="checkbox" name="compare" value="{row.entry_id}" '
-        f'aria-label="Draw {escape(row.name)} in the fast_p chart"{checked}></td>'
+        f'form="compare-entries" aria-label="Draw {escape(row.name)} in the fast_p chart"{checked}></td>'
     )
     info = "".join(
         f'<td class="text col-{key}">{escape(text) if text else DASH}</td>' for key, text in row.info

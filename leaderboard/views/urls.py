@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.views import api, export, pages, reference
+from leaderboard.views import api, compare, export, pages, reference
 
 app_name = "leaderboard"
 
@@ -20,4 +20,6 @@ urlpatterns = [
     path("api/levels/<int:number>/leaderboard", api.leaderboard, name="api-leaderboard"),
     path("api/methods/<slug:slug>", api.method, name="api-method"),
     path("api/entries/<int:pk>", api.entry, name="api-entry"),
+    path("compare/", compare.compare, name="compare"),
+    path("api/entries/<int:pk>/eval_results.json", api.eval_results, name="api-eval-results"),
 ]
