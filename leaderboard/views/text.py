@@ -61,12 +61,16 @@ def describe_run(score: Candidate) -> str:
     return f"evaluation run #{score.run_id}{where}{cpu}{harness}{suite}{lane}"
 
 
+THRESHOLD_SIGNS = {">": ">", ">=": "≥"}
+"""How a threshold reads in a text: the stored '>=' as '≥'."""
+
+
 @functools.lru_cache(maxsize=1024)
 def conventions_text(aggregation: str, threshold_op: str, denominator: str, baseline: str, n_tasks) -> str:
     """How a value was computed, in words, leaving out what its source does not state."""
     parts = [
         AGGREGATION_LABELS.get(aggregation, "") if aggregation != Aggregation.UNSTATED else "",
-        f"counts speedup {threshold_op} p" if threshold_op else "",
+        f"counts speedup {THRESHOLD_SIGNS.get(threshold_op, threshold_op)} p" if threshold_op else "",
         f"over {DENOMINATOR_LABELS[denominator].lower()}" if denominator in DENOMINATOR_LABELS else "",
         "baseline not stated"
         if baseline == Baseline.UNSTATED

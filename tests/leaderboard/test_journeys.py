@@ -135,3 +135,10 @@ def test_a_cpu_verification_is_labelled_apart_with_its_suite_and_tasks(client):
     scope = line.split('data-testid="verified-scope"')[1].split("</span>")[0]
     assert "builtin suite, 5 tasks, CPU timing" in scope
     assert "over the builtin suite; separate lane" in line  # the value's popover text
+
+
+def test_a_value_counted_with_greater_or_equal_says_so_with_the_sign(client, seeded):
+    page = html(client, "/levels/2/")
+    cell = page.split('data-key="fast_1" data-value="70.6"')[1].split(">")[0]
+    assert "counts speedup ≥ p" in cell
+    assert "&gt;= p" not in cell
