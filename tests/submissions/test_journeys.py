@@ -179,3 +179,16 @@ def test_with_a_live_worker_there_is_no_warning_and_the_submit_page_counts_it(
         assert "0 · none" in page
     finally:
         worker.register_death()
+
+
+def test_the_upload_form_warns_on_the_submission_page_when_no_worker_serves_the_queue(
+    client, user, cpu, tasks_l1, redis_conn
+):
+    from tests.submissions.test_views import form_data
+
+    client.force_login(user)
+    response = client.post("/submit/", form_data(hardware=cpu.pk), follow=True)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'class="message warning"' in page
+    assert "No worker is serving the cpu queue (CPU) right now" in page
