@@ -128,6 +128,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
+LEADERBOARD_SIGNUP = env_flag("LEADERBOARD_SIGNUP", True)
+"""Whether visitors may create accounts at /accounts/signup/ (LEADERBOARD_SIGNUP=0 turns it off)."""
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

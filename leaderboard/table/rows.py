@@ -233,6 +233,9 @@ def fill_fast_p(
             continue
         if run_outcomes is None:
             hacked = row.run_withheld == CurationState.HACKED
+            if row.run_withheld and stored is not None and stored.verified is not None:
+                # nothing of a withheld run ranks at any p, its stored correct rate at p = 0 included
+                stored = replace(stored, verified=None) if stored.reported is not None else None
             row.fast_p = replace(stored, metric=metric) if stored else Cell(metric=metric, hacked=hacked)
             continue
         carrier = row.cells.get(TASK_COUNT_CARRIER)

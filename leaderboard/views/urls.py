@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.views import api, compare, export, pages
+from leaderboard.views import api, compare, export, pages, reference
 
 app_name = "leaderboard"
 
@@ -10,6 +10,8 @@ urlpatterns = [
     path("", pages.home, name="home"),
     path("levels/<int:number>/", pages.level, name="level"),
     path("levels/<int:number>/export.csv", export.level_csv, name="level-csv"),
+    path("methods/", reference.method_index, name="methods"),
+    path("glossary/", reference.glossary, name="glossary"),
     path("methods/<slug:slug>/", pages.method, name="method"),
     path("entries/<int:pk>/", pages.entry, name="entry"),
     path("tasks/", pages.task_index, name="tasks"),
