@@ -2,7 +2,7 @@
 load, on PostgreSQL and on SQLite, at two concurrencies, side by side in one run.
 
     python bench/load_serving.py [--duration 10] [--concurrency 8,32] [--backends postgresql,sqlite]
-                                 [--database-url URL]
+                                 [--page-cache on,off] [--database-url URL]
 
 Needs `wrk` (Debian: `apt-get install -y wrk`) and, for the PostgreSQL half, a local PostgreSQL (the bench
 creates its own database, default serving_bench; the SQLite half uses a file of its own). Each backend is
@@ -11,8 +11,11 @@ filled once with the 1,000-entry Level 2 of bench/leaderboard_fixture.py; gunico
 WEB_THREADS to change that). For each URL and concurrency: requests/s, latency p50/p95/p99, errors (non-2xx
 answers and socket errors), the rate as a ratio of a trivial endpoint's measured in the same run
 (`/api/levels`: one query, a few bytes) and, on PostgreSQL, the most connections the server held. Tables
-are cached per server process, so every URL is first requested enough times to warm each process. wrk runs
-on the same machine and takes CPU from the server. Nothing here asserts a time; the figures go to
+are cached per server process, so every URL is first requested enough times to warm each process. With
+`--page-cache on,off` each backend is measured with the whole-answer cache of anonymous pages
+(leaderboard/serving/page_cache.py) and without it, one after the other (the trivial endpoint is among the
+cached pages, so its rate is the ceiling of each mode, not a fixed yardstick). wrk runs on the same machine
+and takes CPU from the server. Nothing here asserts a time; the figures go to
 docs/performance.md ("Serving") by hand.
 """
 
@@ -66,7 +69,7 @@ CONNECTIONS = (
 logger = logging.getLogger("bench.serving")
 
 
-def environment(database_url: str, work: Path, port: int) -> dict[str, str]:
+def environment(database_url: str, work: Path, port: int, page_cache: str) -> dict[str, str]:
     return {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -78,6 +81,7 @@ def environment(database_url: str, work: Path, port: int) -> dict[str, str]:
         "LEADERBOARD_VAR_DIR": str(work / "var"),
         "WEB_BIND": f"127.0.0.1:{port}",
         "PYTHONUNBUFFERED": "1",
+        "LEADERBOARD_PAGE_CACHE": "1" if page_cache == "on" else "0",
     }
 
 
@@ -125,9 +129,11 @@ class ConnectionPeak:
             self.thread.join()
 
 
-def serve_and_measure(backend: str, database_url: str, args: argparse.Namespace, work: Path) -> None:
+def serve_and_measure(
+    backend: str, database_url: str, args: argparse.Namespace, work: Path, page_cache: str
+) -> None:
     port = free_port()
-    env = environment(database_url, work / backend, port)
+    env = environment(database_url, work / backend, port, page_cache)
     subprocess.run([sys.executable, "-c", PREPARE], cwd=ROOT, env=env, check=True, timeout=3600)
     log = (work / f"{backend}-gunicorn.log").open("wb")
     command = [sys.executable, "-m", "gunicorn", "--config", "python:leaderboard.serving.gunicorn_config"]
@@ -141,8 +147,9 @@ def serve_and_measure(backend: str, database_url: str, args: argparse.Namespace,
             for _ in range(4 * web_size()[0]):  # every process builds and caches its tables
                 urlopen(f"http://127.0.0.1:{port}{path}", timeout=120).read()
         workers, threads = web_size()
-        logger.info("%s: gunicorn %d processes x %d threads; load average %s", backend, workers, threads,
-                    " ".join(f"{x:.2f}" for x in os.getloadavg()))  # fmt: skip
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        logger.info("%s, page cache %s: gunicorn %d processes x %d threads; load average %s",
+                    backend, page_cache, workers, threads, load)  # fmt: skip
         for connections in args.concurrency:
             trivial = None
             for name, path in URLS.items():
@@ -174,6 +181,7 @@ def main() -> None:
     parser.add_argument("--backends", default="postgresql,sqlite")
     parser.add_argument("--duration", type=int, default=10, help="Seconds of wrk load per URL.")
     parser.add_argument("--concurrency", default="8,32", help="wrk connections, comma-separated.")
+    parser.add_argument("--page-cache", default="on", help="on, off or on,off: the whole-answer cache.")
     args = parser.parse_args()
     args.concurrency = [int(value) for value in args.concurrency.split(",")]
     if shutil.which("wrk") is None:
@@ -182,11 +190,12 @@ def main() -> None:
     logger.info("CPU cores: %d", os.cpu_count())
     try:
         for backend in args.backends.split(","):
-            if backend == "postgresql":
-                ensure_database(args.database_url)
-                serve_and_measure(backend, args.database_url, args, work)
-            else:
-                serve_and_measure(backend, f"sqlite:///{work / 'bench.sqlite3'}", args, work)
+            for page_cache in args.page_cache.split(","):
+                if backend == "postgresql":
+                    ensure_database(args.database_url)
+                    serve_and_measure(backend, args.database_url, args, work, page_cache)
+                else:
+                    serve_and_measure(backend, f"sqlite:///{work / 'bench.sqlite3'}", args, work, page_cache)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

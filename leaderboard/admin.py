@@ -158,10 +158,37 @@ class SourceAdmin(admin.ModelAdmin):
 
 @admin.register(Score)
 class ScoreAdmin(SimpleHistoryAdmin):
-    list_display = ["entry", "metric", "value", "provenance", "baseline", "aggregation", "state", "source"]
-    list_filter = ["provenance", "lane", "state", "metric", "baseline", "entry__level", "source__kind"]
+    list_display = [
+        "entry",
+        "metric",
+        "value",
+        "provenance",
+        "hardware",
+        "suite_and_lane",
+        "baseline",
+        "aggregation",
+        "state",
+        "source",
+    ]
+    list_filter = [
+        "provenance",
+        "lane",
+        "state",
+        "metric",
+        "baseline",
+        "entry__level",
+        "entry__hardware",
+        "source__kind",
+    ]
     search_fields = ["entry__label", "entry__method__name", "as_written", "source__title", "state_reason"]
-    list_select_related = ["entry__method", "entry__level", "metric", "source"]
+    list_select_related = [
+        "entry__method",
+        "entry__level",
+        "entry__hardware",
+        "metric",
+        "source",
+        "run__hardware",
+    ]
     autocomplete_fields = ["entry", "source"]
     raw_id_fields = ["run"]
     history_list_display = ["value", "state", "state_reason"]
@@ -174,6 +201,16 @@ class ScoreAdmin(SimpleHistoryAdmin):
         curation_action(CurationState.VISIBLE, "Restore (visible, ranks)", reason_required=False),
     ]
 
+    @admin.display(description="hardware", ordering="entry__hardware__name")
+    def hardware(self, score):
+        """The GPU of the run (verified) or of the entry (reported): what tells same-named entries apart."""
+        hardware = score.run.hardware if score.run_id else score.entry.hardware
+        return hardware.name if hardware else "—"
+
+    @admin.display(description="suite · lane", ordering="lane")
+    def suite_and_lane(self, score):
+        return " · ".join(part for part in (score.suite, score.lane) if part) or "—"
+
     def has_delete_permission(self, request, obj=None):
         """Scores are never deleted: mark them hidden or hacked instead, keeping the evidence."""
         return False
@@ -181,4 +218,5 @@ class ScoreAdmin(SimpleHistoryAdmin):
 
 # The submission, run and token admins live with the submissions code; teams in admin_teams.
 from leaderboard import admin_teams as _teams_admin  # noqa: E402, F401
+from leaderboard import pairing_admin as _pairing_admin  # noqa: E402, F401
 from leaderboard.submissions import admin as _submissions_admin  # noqa: E402, F401

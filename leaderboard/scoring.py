@@ -12,11 +12,12 @@ problems, whole levels; another suite or CPU timing is a separate lane (`lane`).
 
 import bisect
 import math
-import random
 from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
 
 # The choices' own modules, not the leaderboard.models package: the Score queryset reads RANKABLE_STATES.
+from leaderboard import intervals
+from leaderboard.intervals import Interval
 from leaderboard.models.curation import CurationState, Lane
 from leaderboard.models.metrics import Aggregation, Denominator, ThresholdOp
 from tasks import suites
@@ -33,7 +34,7 @@ FAST_P_THRESHOLDS = {"fast_1": 1.0, "fast_1_2": 1.2, "fast_1_5": 1.5, "fast_2": 
 FAST_P_MIN, FAST_P_MAX, FAST_P_STEP = 0.0, 3.0, 0.05
 """The range of p a viewer may choose."""
 
-BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_RESAMPLES = intervals.BOOTSTRAP_RESAMPLES
 
 
 def is_rankable(state: str) -> bool:
@@ -163,11 +164,15 @@ def bootstrap_ci(
     values: Sequence[float], statistic=geomean, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
 ) -> tuple[float, float] | tuple[None, None]:
     """A 95% percentile bootstrap interval of a statistic, resampling tasks with replacement."""
-    if len(values) < 2:
-        return None, None
-    rng = random.Random(seed)
-    stats = sorted(statistic(rng.choices(values, k=len(values))) for _ in range(resamples))
-    return stats[int(0.025 * (resamples - 1))], stats[int(0.975 * (resamples - 1))]
+    return intervals.bootstrap(values, statistic, resamples, seed)
+
+
+def rate_aggregate(metric_id: str, percent: float, n_tasks: int, op: str = ThresholdOp.NONE) -> Aggregate:
+    """A rate over all n_tasks with its Wilson interval (in percent)."""
+    interval = intervals.percent_interval(percent, n_tasks)
+    return Aggregate(
+        metric_id, percent, Aggregation.RATE, Denominator.ALL_TASKS, op, interval.low, interval.high
+    )
 
 
 def aggregate(outcomes: Sequence[TaskOutcome], n_tasks: int) -> dict[str, Aggregate]:
@@ -175,14 +180,10 @@ def aggregate(outcomes: Sequence[TaskOutcome], n_tasks: int) -> dict[str, Aggreg
     speedups = _correct_speedups(outcomes)
     n_correct = sum(1 for o in outcomes if o.correct)
     result = {
-        metric_id: Aggregate(
-            metric_id, fast_p(outcomes, p, n_tasks), Aggregation.RATE, Denominator.ALL_TASKS, ThresholdOp.GT
-        )
+        metric_id: rate_aggregate(metric_id, fast_p(outcomes, p, n_tasks), n_tasks, ThresholdOp.GT)
         for metric_id, p in FAST_P_THRESHOLDS.items()
     }
-    result["correct_rate"] = Aggregate(
-        "correct_rate", 100.0 * n_correct / n_tasks, Aggregation.RATE, Denominator.ALL_TASKS
-    )
+    result["correct_rate"] = rate_aggregate("correct_rate", 100.0 * n_correct / n_tasks, n_tasks)
     penalised = penalised_speedups(outcomes, n_tasks)
     low, high = bootstrap_ci(penalised)
     result["speedup_geomean_all"] = Aggregate(
@@ -203,8 +204,16 @@ def aggregate(outcomes: Sequence[TaskOutcome], n_tasks: int) -> dict[str, Aggreg
             ci_low=low,
             ci_high=high,
         )
+        low, high = bootstrap_ci(speedups, arithmetic_mean)
+        result["speedup_mean"] = Aggregate(
+            "speedup_mean",
+            arithmetic_mean(speedups),
+            Aggregation.ARITHMETIC,
+            Denominator.CORRECT_ONLY,
+            ci_low=low,
+            ci_high=high,
+        )
         over_correct = {
-            "speedup_mean": (arithmetic_mean(speedups), Aggregation.ARITHMETIC),
             "speedup_median": (median(speedups), Aggregation.MEDIAN),
             "speedup_min": (min(speedups), Aggregation.MIN),
             "speedup_max": (max(speedups), Aggregation.MAX),
@@ -313,3 +322,41 @@ def competition_ranks(values: Sequence) -> list[int | None]:
         ranks.append(ranks[-1] if value == previous and ranks else position)
         previous = value
     return ranks
+
+
+# --- Uncertainty: the interval of a shown value, and ranks not separable at 95 % -------------------------
+
+RATES_OVER_ALL_TASKS = (*REPORTED_FAST_P.values(),)
+"""Rates over every task of the level (fast_p, the correct rate): Wilson intervals over n tasks."""
+
+
+def value_interval(
+    metric_id: str,
+    value: float | None,
+    n_tasks: int | None,
+    stored: tuple[float | None, float | None],
+    per_task: bool,
+) -> Interval | None:
+    """The 95 % interval of a shown value. A value with per-task data behind it (a verified run, or reported
+    per-task results imported from eval_results.json) has one: fast_p and the correct rate a Wilson interval
+    over the n tasks of the level, geomean and mean speedups the stored bootstrap over tasks. A reported
+    number without per-task data has none (None: shown as 'n/a', never as 0)."""
+    if value is None or not per_task:
+        return None
+    if metric_id in RATES_OVER_ALL_TASKS or metric_id.startswith("fast_"):
+        return intervals.percent_interval(value, n_tasks) if n_tasks else None
+    low, high = stored
+    if low is None or high is None:
+        return None
+    return Interval(low, high, intervals.BOOTSTRAP)
+
+
+def inseparable_from_previous(ordered: Sequence[Interval | None]) -> list[bool]:
+    """Ties at 95 %: an ordered row is marked as not separable from the row ranked just above it when both
+    have intervals and they overlap (overlapping 95 % intervals: the order of the two may be chance).
+    Rows without an interval (reported numbers) are never marked."""
+    marks = [False] * len(ordered)
+    for index in range(1, len(ordered)):
+        above, here = ordered[index - 1], ordered[index]
+        marks[index] = above is not None and here is not None and here.overlaps(above)
+    return marks

@@ -47,6 +47,8 @@ MIDDLEWARE = [
     # First: a body over its path's limit is refused before anything reads it (leaderboard/serving/).
     "leaderboard.serving.limits.RequestBodyLimitMiddleware",
     "leaderboard.serving.limits.QueryStringMiddleware",
+    # Anonymous answers of the public read pages, kept per process under the data version.
+    "leaderboard.serving.page_cache.PageCacheMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files served by the application itself, DEBUG or not (compressed, cached).
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -126,6 +128,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
+LEADERBOARD_SIGNUP = env_flag("LEADERBOARD_SIGNUP", True)
+"""Whether visitors may create accounts at /accounts/signup/ (LEADERBOARD_SIGNUP=0 turns it off)."""
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -150,6 +154,12 @@ STATICFILES_DIRS = [
 
 MEDIA_ROOT = VAR_DIR / "media"
 # Form fields other than files (a bundle is a file): Django's default, 2.5 MB.
+# Finished answers of the public read pages kept per web process for anonymous visitors
+# (leaderboard/serving/page_cache.py): on/off, bytes kept, and how long one may be replayed at most.
+PAGE_CACHE_ENABLED = env_flag("LEADERBOARD_PAGE_CACHE", True)
+PAGE_CACHE_BYTES = int(os.environ.get("LEADERBOARD_PAGE_CACHE_MB") or 32) * 1024 * 1024
+PAGE_CACHE_SECONDS = 300.0
+
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 # An oversized bundle is refused unread (declared length) or cut off at the limit, never spooled whole.

@@ -45,7 +45,10 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(autouse=True)
 def _fresh_table_cache():
-    """Each test starts with no cached tables: a rolled-back test database can repeat a data version."""
+    """Each test starts with no cached tables or pages: a rolled-back test database can repeat a data
+    version."""
+    from leaderboard.serving import page_cache
     from leaderboard.table import cache as table_cache
 
     table_cache.tables.clear()
+    page_cache.store.clear()

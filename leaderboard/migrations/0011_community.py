@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0009_score_lane_and_suite'),
+        ('leaderboard', '0010_pairing_and_reported_results'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -15,7 +15,7 @@ from leaderboard.models.metrics import (
     Metric,
     ThresholdOp,
 )
-from leaderboard.models.scores import Score, Source
+from leaderboard.models.scores import Pairing, ReportedTaskResult, Score, Source
 from leaderboard.models.submissions import KernelSource, Submission, SubmissionEvent, SubmissionKernel
 from leaderboard.models.teams import MethodOwnership, Team, TeamMembership
 from leaderboard.models.tokens import ApiToken
@@ -42,7 +42,9 @@ __all__ = [
     "MethodKind",
     "MethodOwnership",
     "Metric",
+    "Pairing",
     "Provenance",
+    "ReportedTaskResult",
     "Score",
     "Source",
     "Submission",

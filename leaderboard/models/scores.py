@@ -135,3 +135,62 @@ class Score(models.Model):
     @property
     def is_verified(self) -> bool:
         return self.provenance == Provenance.VERIFIED
+
+
+class Pairing(models.Model):
+    """A verified entry matched to the reported entry of the same method and level, so that its row shows
+    both values and the gap. Automatic pairings are redone by `leaderboard.pairing`; a manual one (staff's
+    choice in the admin, an empty reported entry meaning 'unpaired') is never overwritten."""
+
+    class Mode(models.TextChoices):
+        AUTO = "auto", "Automatic"
+        MANUAL = "manual", "Manual (never re-paired automatically)"
+
+    verified = models.OneToOneField(Entry, on_delete=models.CASCADE, related_name="pairing")
+    reported = models.ForeignKey(
+        Entry, on_delete=models.SET_NULL, null=True, blank=True, related_name="paired_verified"
+    )
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.AUTO)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["verified"]
+
+    def __str__(self):
+        target = self.reported if self.reported_id else "nothing"
+        return f"{self.verified} ↔ {target} ({self.mode})"
+
+    def clean(self):
+        if self.reported_id is None:
+            return
+        if self.reported_id == self.verified_id:
+            raise ValidationError({"reported": "An entry cannot be paired with itself."})
+        if self.reported.level_id != self.verified.level_id:
+            raise ValidationError({"reported": "The reported entry must be on the same level."})
+
+
+class ReportedTaskResult(models.Model):
+    """One task of a reported run imported from KernelBench's eval_results.json: its verdict and timings
+    as the source measured them (not by this site), so fast_p at any p is computed like a verified run's."""
+
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="reported_results")
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="task_results")
+    problem_id = models.PositiveIntegerField()
+    sample_id = models.PositiveIntegerField(default=0)
+    compiled = models.BooleanField(default=False)
+    correct = models.BooleanField(default=False)
+    runtime_ms = models.FloatField(null=True, blank=True)
+    ref_runtime_ms = models.FloatField(null=True, blank=True)
+    speedup = models.FloatField(null=True, blank=True, help_text="ref_runtime / runtime when both are known.")
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["entry", "problem_id", "sample_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["entry", "problem_id", "sample_id"], name="one_reported_result_per_sample"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.entry} problem {self.problem_id} sample {self.sample_id} (reported)"

@@ -15,6 +15,7 @@ from leaderboard.submissions.forms import named_entry_details
 from leaderboard.submissions.intake import submit_bundle
 from leaderboard.submissions.lifecycle import cancel
 from leaderboard.submissions.public import public_text
+from leaderboard.submissions.queue_health import no_worker_warning
 from leaderboard.submissions.quotas import QuotaExceeded, check_rate, count_refusal
 from leaderboard.submissions.routing import SubmissionRefused
 from leaderboard.submissions.states import InvalidTransition
@@ -128,6 +129,7 @@ def submissions(request):
             "status": first["status"],
             "status_url": first["status_url"],
             "submissions": items,
+            "warning": no_worker_warning(created[0].hardware),
         },
         status=201,
     )

@@ -26,6 +26,7 @@ from evaluator.manifest import KernelJob, batch_command, write_manifest
 from leaderboard.models import EvaluationRun, Submission, TaskResult
 from leaderboard.submissions import states, verified
 from leaderboard.submissions.ingest import BadResult, is_harness_error, read_result, store_result
+from leaderboard.submissions.public import first_error_line
 
 logger = logging.getLogger(__name__)
 
@@ -336,8 +337,8 @@ def judge(run: EvaluationRun) -> tuple[str, str]:
         for result in results:
             kinds[result.error_kind or "unknown"] = kinds.get(result.error_kind or "unknown", 0) + 1
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-        first = results[0].error_message.strip().splitlines()[:1]
-        return RunStatus.FAILED, f"no kernel compiled ({summary}); first error: {first[0] if first else '?'}"
+        first = first_error_line(results[0].error_message) or "?"
+        return RunStatus.FAILED, f"no kernel compiled ({summary}); first error: {first}"
     return (
         RunStatus.COMPLETED,
         f"{len(results)} kernels evaluated: {len(compiled)} compiled, {len(correct)} correct",

@@ -1,10 +1,12 @@
 """Per-user and per-team quotas and rate limits on submissions; infrastructure failures never count against
 them.
 
-Defaults can be overridden in settings with SUBMISSION_QUOTAS = {"per_day": …, "active": …, "per_minute": …}.
-A submission under a team counts against the team's quota (the team's submissions, whoever made them),
-SUBMISSION_TEAM_QUOTAS overriding those defaults for teams. Staff users are exempt. Counts come from the
-database, so every web process sees the same numbers.
+Defaults can be overridden in settings with SUBMISSION_QUOTAS = {"per_day": …, "active": …, "per_minute": …,
+"gpu_hours_per_day": …}. The GPU-time quota counts the accelerator time the user's runs held in the last
+day (device_time.py); once it is spent, new submissions are refused until enough of it is a day old.
+A submission under a team counts against the team's quota (the team's submissions, whoever made them, and
+their GPU time), SUBMISSION_TEAM_QUOTAS overriding those defaults for teams. Staff users are exempt.
+Counts come from the database, so every web process sees the same numbers.
 
 A refused upload (bad fields, a bad or oversized bundle) counts against the per-minute rate limit like a
 submission: refusing costs the server work too (parsing the bundle), so an upload over the rate limit is
@@ -21,6 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from leaderboard.models import LoginFailureCount, Submission
+from leaderboard.submissions import device_time
 
 RATE_WINDOW = datetime.timedelta(minutes=1)
 
@@ -32,6 +35,7 @@ class Quota:
     per_day: int = 20
     active: int = 3
     per_minute: int = 3
+    gpu_hours_per_day: float = 6.0
 
 
 class QuotaExceeded(Exception):
@@ -92,6 +96,7 @@ def usage(user, now: datetime.datetime | None = None, team=None) -> dict[str, in
         "per_day": mine.filter(created__gte=now - datetime.timedelta(days=1)).count(),
         "active": mine.filter(status__in=Submission.ACTIVE).count(),
         "per_minute": submitted + recent_refusals(user, now),
+        "gpu_seconds": device_time.seconds_used(mine, now),
     }
 
 
@@ -128,5 +133,11 @@ def check_quota(user, new: int = 1, team=None) -> None:
     if used["per_day"] + new > quota.per_day:
         raise QuotaExceeded(
             f"{whose}daily quota reached: {quota.per_day} submissions in 24 hours ({used['per_day']} used)",
+            retry_after=3600,
+        )
+    if used["gpu_seconds"] >= quota.gpu_hours_per_day * 3600:
+        raise QuotaExceeded(
+            f"{whose}GPU-time quota reached: the runs held a GPU for {used['gpu_seconds'] / 3600:.2f} h in "
+            f"24 hours (at most {quota.gpu_hours_per_day:g} h)",
             retry_after=3600,
         )

@@ -20,7 +20,6 @@ from rq.job import JobStatus
 from leaderboard.models import EvaluationRun, Submission
 from leaderboard.submissions import jobs, states
 from leaderboard.submissions.execution import close_orphan, give_up, orphan_reason
-from leaderboard.submissions.services import kernels_in_scope
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +98,6 @@ def requeue(run_id: int, seen_job_id: str, reason: str) -> Reaped | None:
         run.save(update_fields=["status", "reason", "heartbeat"])
         states.move(run.submission_id, Submission.Status.QUEUED, f"requeued: {reason}")
         transaction.on_commit(lambda: jobs.forget_job(seen_job_id))
-        jobs.enqueue_run(run, kernel_count=kernels_in_scope(run.submission, run.all_samples).count())
+        jobs.enqueue_run(run, kernel_count=run.kernels_in_scope().count())
     logger.warning("run %s requeued: %s", run_id, reason)
     return Reaped(run_id, run.submission_id, "requeued", reason)

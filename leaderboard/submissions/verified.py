@@ -5,10 +5,11 @@ miss). Scores are written for both baselines (eager and torch.compile) where the
 by the run (and so by harness version): a re-verification adds scores, it never overwrites an older run's.
 A kernel the harness flagged as a hack counts as incorrect; any suspect or hack flag marks the scores
 'flagged' for review. Each score records its suite and lane: a GPU run over the ranking suite (KernelBench)
-ranks; another suite or CPU timing is the separate lane, which tables show only when asked.
+ranks; another suite or CPU timing is the separate lane, which tables show only when asked. Once written, the
+entry is paired with its method's reported entry on the level (leaderboard.pairing).
 """
 
-from leaderboard import scoring
+from leaderboard import pairing, scoring
 from leaderboard.models import Baseline, CurationState, Metric, Provenance, Score, TaskResult
 from tasks.models import Task
 
@@ -110,6 +111,8 @@ def write_scores(run) -> list[Score]:
                 },
             )
             written.append(score)
+    if written:
+        pairing.pair_entry(entry)
     return written
 
 

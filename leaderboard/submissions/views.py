@@ -13,6 +13,7 @@ from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.bundles import BundleError
 from leaderboard.submissions.forms import UploadForm
 from leaderboard.submissions.lifecycle import cancel
+from leaderboard.submissions.queue_health import no_worker_warning, queue_health
 from leaderboard.submissions.quotas import QuotaExceeded, check_rate, count_refusal, current_quota, usage
 from leaderboard.submissions.routing import SubmissionRefused
 from leaderboard.submissions.states import InvalidTransition
@@ -58,6 +59,9 @@ def upload(request):
             form.add_error("bundle", problems)
             status = 429 if isinstance(refused, QuotaExceeded) else 400
         else:
+            warning = no_worker_warning(created[0].hardware)
+            if warning:
+                messages.warning(request, warning)
             if len(created) > 1:
                 messages.info(request, f"The bundle spans {len(created)} levels: one submission each.")
                 return redirect("submissions:mine")
@@ -66,7 +70,13 @@ def upload(request):
         status = 400
     if status in (400, 413):
         count_refusal(request.user)
-    context = {"form": form, "quota": current_quota(), "usage": usage(request.user), "over_limit": over_limit}
+    context = {
+        "form": form,
+        "quota": current_quota(),
+        "usage": usage(request.user),
+        "over_limit": over_limit,
+        "queues": queue_health(),
+    }
     return render(request, "submissions/upload.html", context, status=status)
 
 
@@ -78,7 +88,7 @@ def submit_from_form(request, form):
     return submit_bundle(request.user, upload_file.read(), upload_file.name, form.details())
 
 
-def render_mine(request, new_token: str = ""):
+def render_mine(request, new_token: str = "", account_page: bool = False):
     context = {
         "submissions": Submission.objects.filter(user=request.user).select_related(
             "entry__method", "entry__level"
@@ -87,6 +97,7 @@ def render_mine(request, new_token: str = ""):
         "quota": current_quota(),
         "usage": usage(request.user),
         "new_token": new_token,
+        "account_page": account_page,
     }
     return render(request, "submissions/mine.html", context)
 
@@ -124,6 +135,9 @@ def detail(request, pk):
         "show_sources": may_see_sources(request.user, submission),
         "final": is_final(submission),
         "may_cancel": may_see_sources(request.user, submission) and not submission.is_terminal,
+        "queue_warning": no_worker_warning(submission.hardware)
+        if submission.status == Submission.Status.QUEUED
+        else "",
     }
     return render(request, "submissions/detail.html", context)
 

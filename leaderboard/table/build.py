@@ -14,6 +14,7 @@ from leaderboard.table.fetch import (
     fetch_level,
     fetch_metrics,
     fetch_outcomes,
+    fetch_reported_outcomes,
 )
 from leaderboard.table.query import FAST_P_KEY, INFO_COLUMNS, VIEWS, TableQuery, View
 from leaderboard.table.rows import (
@@ -24,6 +25,8 @@ from leaderboard.table.rows import (
     fast_p_metric,
     fill_cells,
     fill_fast_p,
+    paired_ids,
+    per_task_reported_rows,
     row_matches,
 )
 
@@ -144,12 +147,15 @@ def make_columns(query: TableQuery, view: View, metrics, metric_ids, sort_key, d
 
 
 def rank_rows(rows: list[Row], sort_key: str, descending: bool) -> list[Row]:
-    """Order rows (ties alphabetically) with missing values last, and give each its competition rank."""
+    """Order rows (ties alphabetically) with missing values last, give each its competition rank, and mark
+    those not separable at 95 % from the row above (scoring.inseparable_from_previous)."""
     by_name = sorted(rows, key=lambda row: (row.name.casefold(), row.entry_id))
     ordered = scoring.order_by_value(by_name, lambda row: row.value_of(sort_key), descending)
     ranks = scoring.competition_ranks([row.value_of(sort_key) for row in ordered])
-    for row, rank in zip(ordered, ranks, strict=True):
-        row.rank = rank
+    ranked = [row.interval_of(sort_key) if rank else None for row, rank in zip(ordered, ranks, strict=True)]
+    ties = scoring.inseparable_from_previous(ranked)
+    for row, rank, tied in zip(ordered, ranks, ties, strict=True):
+        row.rank, row.tied = rank, tied
     return ordered
 
 
@@ -172,9 +178,9 @@ def build_level_table(level: Level, query: TableQuery, paginate: bool) -> Table:
     layout = plan_layout(level, query)
     entries = [Row(*values) for values in fetch_entries(level, query, layout.view)]
     rows = [row for row in entries if row.in_view and row_matches(row, query)]
-    ordered, outcomes = order_rows(layout, rows)
+    ordered, outcomes, reported = order_rows(layout, rows)
     page, pages, page_rows = paginate_rows(ordered, query, paginate)
-    detail_rows(layout, page_rows, outcomes)
+    detail_rows(layout, page_rows, outcomes, reported)
     return Table(
         level=level,
         query=query,
@@ -215,8 +221,9 @@ def plan_layout(level: Level, query: TableQuery) -> Layout:
     return Layout(level, query, view, metrics, sort_key, descending, metric_ids)
 
 
-def order_rows(layout: Layout, rows: list[Row]) -> tuple[list[Row], dict]:
-    """Phase A: what ordering needs, for every row; the rows in order, and the run outcomes read."""
+def order_rows(layout: Layout, rows: list[Row]) -> tuple[list[Row], dict, dict]:
+    """Phase A: what ordering needs, for every row; the rows in order, and the run outcomes and imported
+    per-task outcomes of reported entries read."""
     level, query, view, metrics = layout.level, layout.query, layout.view, layout.metrics
     rank_ids = {layout.sort_key} & set(layout.metric_ids)
     reported_fast_p = scoring.reported_fast_p_metric(query.p)
@@ -225,14 +232,15 @@ def order_rows(layout: Layout, rows: list[Row]) -> tuple[list[Row], dict]:
     if view.computed_fast_p or layout.sort_key == "n_tasks":
         rank_ids.add(TASK_COUNT_CARRIER)
     if rank_ids and rows:
-        wanted = {row.entry_id for row in rows}
+        wanted = {row.entry_id for row in rows} | paired_ids(rows)
         light = fetch_candidates(Q(entry__level=level, metric_id__in=rank_ids), query, detail=False)
         fill_cells(rows, [c for c in light if c.entry_id in wanted], metrics, rank_ids, every=False)
-    outcomes = {}
+    outcomes, reported = {}, {}
     if view.computed_fast_p:
         outcomes = fetch_outcomes(computable_runs(rows), query.verified_baseline)
-        fill_fast_p(rows, outcomes, metrics, query.p, level)
-    return rank_rows(rows, layout.sort_key, layout.descending), outcomes
+        reported = fetch_reported_outcomes(per_task_reported_rows(rows))
+        fill_fast_p(rows, outcomes, metrics, query.p, level, reported)
+    return rank_rows(rows, layout.sort_key, layout.descending), outcomes, reported
 
 
 def paginate_rows(ordered: list[Row], query: TableQuery, paginate: bool) -> tuple[int, int, list[Row]]:
@@ -244,18 +252,18 @@ def paginate_rows(ordered: list[Row], query: TableQuery, paginate: bool) -> tupl
     return page, pages, ordered[(page - 1) * query.per_page : page * query.per_page]
 
 
-def detail_rows(layout: Layout, page_rows: list[Row], outcomes: dict) -> None:
+def detail_rows(layout: Layout, page_rows: list[Row], outcomes: dict, reported: dict) -> None:
     """Phase B: every score of the page's rows, with provenance, and each row's info and value line."""
     level, query, view, metrics = layout.level, layout.query, layout.view, layout.metrics
     if page_rows:
         detail_ids = list(dict.fromkeys([*layout.metric_ids, *(m for m in CHART_METRICS if m in metrics)]))
-        page_ids = [row.entry_id for row in page_rows]
+        page_ids = [row.entry_id for row in page_rows] + sorted(paired_ids(page_rows))
         full = fetch_candidates(Q(entry_id__in=page_ids, metric_id__in=detail_ids), query, detail=True)
         fill_cells(page_rows, full, metrics, detail_ids)
         if not view.computed_fast_p:
             outcomes = fetch_outcomes(computable_runs(page_rows), query.verified_baseline)
         else:
-            fill_fast_p(page_rows, outcomes, metrics, query.p, level)
+            fill_fast_p(page_rows, outcomes, metrics, query.p, level, reported)
         attach_curves(page_rows, outcomes, level)
     keys = shown_keys(view, layout.metric_ids)
     for row in page_rows:

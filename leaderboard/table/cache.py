@@ -35,6 +35,8 @@ SHOWN_MODELS = (
     "leaderboard.Metric",
     "leaderboard.EvaluationRun",
     "leaderboard.TaskResult",
+    "leaderboard.Pairing",
+    "leaderboard.ReportedTaskResult",
     "tasks.Task",
 )
 """Models whose rows appear in tables, charts or their exports."""

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
-from leaderboard import scoring
+from leaderboard import intervals, scoring
 from leaderboard.models import Aggregation, Baseline, CurationState, Denominator, Metric, Provenance
 from leaderboard.table.fetch import Candidate
 
@@ -21,6 +21,9 @@ class Cell:
     computed: float | None = None
     computed_p: float | None = None
     computed_run: int | None = None
+    computed_n: int | None = None
+    computed_reported: float | None = None
+    paired: bool = False
     verified_value: float | None = field(init=False)
     reported_value: float | None = field(init=False)
     value: float | None = field(init=False)
@@ -32,7 +35,10 @@ class Cell:
             self.verified_value = self.computed
         else:
             self.verified_value = self.verified.value if self.verified else None
-        self.reported_value = self.reported.value if self.reported else None
+        if self.computed_reported is not None:
+            self.reported_value = self.computed_reported
+        else:
+            self.reported_value = self.reported.value if self.reported else None
         self.value = scoring.headline(self.verified_value, self.reported_value)
         if self.verified_value is not None:
             self.provenance = Provenance.VERIFIED
@@ -57,6 +63,15 @@ class Cell:
         if self.verified_value is None:
             return None
         return self.computed_run or (self.verified.run_id if self.verified else None)
+
+    @property
+    def ci(self) -> scoring.Interval | None:
+        """The 95 % interval of the headline value (None: a reported number without per-task data)."""
+        computed = self.computed if self.computed is not None else self.computed_reported
+        if computed is not None:
+            return intervals.percent_interval(computed, self.computed_n) if self.computed_n else None
+        shown = self.shown
+        return shown.interval if shown is not None and self.value is not None else None
 
     @property
     def difference(self) -> float | None:
@@ -84,7 +99,7 @@ class Cell:
 
     @property
     def threshold_op(self) -> str:
-        if self.computed is not None:
+        if self.computed is not None or self.computed_reported is not None:
             return scoring.ThresholdOp.GT
         shown = self.shown
         return shown.threshold_op if shown else ""

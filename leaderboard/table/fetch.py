@@ -15,7 +15,9 @@ from leaderboard.models import (
     Entry,
     Level,
     Metric,
+    Pairing,
     Provenance,
+    ReportedTaskResult,
     Score,
     TaskResult,
 )
@@ -32,6 +34,8 @@ LIGHT_FIELDS = (
     "run_id",
     "n_tasks",
     "aggregation",
+    "ci_low",
+    "ci_high",
 )
 DETAIL_FIELDS = (
     "threshold_op",
@@ -41,8 +45,6 @@ DETAIL_FIELDS = (
     "state_reason",
     "notes",
     "harness_version",
-    "ci_low",
-    "ci_high",
     "run__hardware__name",
     "run__device",
     "suite",
@@ -69,6 +71,8 @@ class Candidate:
     run_id: int | None
     n_tasks: int | None
     aggregation: str
+    ci_low: float | None = None
+    ci_high: float | None = None
     threshold_op: str = ""
     denominator: str = ""
     source_table: str = ""
@@ -76,8 +80,6 @@ class Candidate:
     state_reason: str = ""
     notes: str = ""
     harness_version: str = ""
-    ci_low: float | None = None
-    ci_high: float | None = None
     run_hardware: str = ""
     run_device: str = ""
     suite: str = ""
@@ -95,6 +97,13 @@ class Candidate:
     @property
     def verified(self) -> bool:
         return self.provenance == Provenance.VERIFIED
+
+    @property
+    def interval(self) -> scoring.Interval | None:
+        """Its 95 % interval (scoring.value_interval): verified values and imported per-task results."""
+        per_task = self.verified or self.ci_low is not None
+        stored = (self.ci_low, self.ci_high)
+        return scoring.value_interval(self.metric_id, self.value, self.n_tasks, stored, per_task)
 
     @property
     def source_link(self) -> str:
@@ -166,9 +175,14 @@ ENTRY_FIELDS = (
 """An entry's fields as a table row holds them, in the order of Row's first fields."""
 
 
+ENTRY_ANNOTATIONS = ("verified_run", "in_view", "run_withheld", "paired_entry", "per_task_reported")
+"""What fetch_entries adds to an entry's fields, in the order of Row's next fields."""
+
+
 def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
     """The level's entries: their fields, whether each has scores in the view, its newest verified run,
-    and whether curation withholds that run's per-task results (see `withheld_state`)."""
+    whether curation withholds that run's per-task results (see `withheld_state`) and the reported entry
+    it is paired with (leaderboard.pairing) and whether it holds imported per-task results."""
     own = table_scores(query).filter(entry=OuterRef("pk"))
     newest = own.verified().rankable().order_by("-run_id")
     rows = (
@@ -177,9 +191,11 @@ def fetch_entries(level: Level, query: TableQuery, view: View) -> list[tuple]:
             verified_run=Subquery(newest.values("run_id")[:1]),
             in_view=Exists(own.filter(metric_id__in=view.metric_ids)),
             run_withheld=withheld_state(query),
+            paired_entry=Subquery(Pairing.objects.filter(verified=OuterRef("pk")).values("reported_id")[:1]),
+            per_task_reported=Exists(ReportedTaskResult.objects.filter(entry=OuterRef("pk"))),
         )
         .order_by()
-        .values_list(*ENTRY_FIELDS, "verified_run", "in_view", "run_withheld")
+        .values_list(*ENTRY_FIELDS, *ENTRY_ANNOTATIONS)
     )
     return list(rows)
 
@@ -216,4 +232,20 @@ def fetch_outcomes(run_ids: Iterable[int], baseline: str) -> dict[int, list[scor
     outcomes: dict[int, list[scoring.TaskOutcome]] = defaultdict(list)
     for run_id, correct, value, flags in rows:
         outcomes[run_id].append(scoring.task_outcome(correct, value, flags))
+    return outcomes
+
+
+def fetch_reported_outcomes(entry_ids: Iterable[int]) -> dict[int, list[scoring.TaskOutcome]]:
+    """Per-task outcomes (sample 0) of reported entries imported from eval_results.json, by entry."""
+    entry_ids = list(entry_ids)
+    if not entry_ids:
+        return {}
+    rows = (
+        ReportedTaskResult.objects.filter(entry_id__in=entry_ids, sample_id=0)
+        .order_by()
+        .values_list("entry_id", "correct", "speedup")
+    )
+    outcomes: dict[int, list[scoring.TaskOutcome]] = defaultdict(list)
+    for entry_id, correct, speedup in rows:
+        outcomes[entry_id].append(scoring.TaskOutcome(correct, speedup))
     return outcomes

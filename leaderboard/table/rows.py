@@ -41,10 +41,13 @@ class Row:
     verified_run: int | None
     in_view: bool = True
     run_withheld: str | None = None
+    paired_entry: int | None = None
+    per_task_reported: bool = False
     verified_n_tasks: int | None = None
     cells: dict[str, Cell] = field(default_factory=dict)
     fast_p: Cell | None = None
     rank: int | None = None
+    tied: bool = False
     curve: list[float] | None = None
     info: list[tuple[str, str]] = field(default_factory=list)
     line: list[Cell] = field(default_factory=list)
@@ -131,6 +134,11 @@ class Row:
             return self.kind_label
         return self.name
 
+    def interval_of(self, key: str) -> scoring.Interval | None:
+        """The 95 % interval of the value this row sorts by under a metric column key (None: none)."""
+        cell = self.fast_p if key == FAST_P_KEY else self.cells.get(key)
+        return cell.ci if cell is not None else None
+
     def value_of(self, key: str):
         """The value this row sorts by under a column key (None when missing)."""
         if key == FAST_P_KEY:
@@ -177,20 +185,41 @@ def fill_cells(
         grouped[(candidate.entry_id, candidate.metric_id)].append(candidate)
     for row in rows:
         for metric_id in ids:
-            found = grouped.get((row.entry_id, metric_id), [])
+            found = with_paired(grouped, row, metric_id)
             if not found and not every:
                 continue
-            row.cells[metric_id] = build_cell(metrics[metric_id], found, row.verified_run)
+            row.cells[metric_id] = cell = build_cell(metrics[metric_id], found, row.verified_run)
+            cell.paired = cell.reported is not None and cell.reported.entry_id != row.entry_id
             if row.verified_n_tasks is None and row.verified_run is not None:
                 row.verified_n_tasks = next(
                     (c.n_tasks for c in found if c.run_id == row.verified_run and c.n_tasks), None
                 )
 
 
+def with_paired(grouped: dict, row: Row, metric_id: str) -> list[Candidate]:
+    """A row's candidates for a metric; a verified value without a reported one of the entry's own gets
+    the reported scores of the paired entry beside it (leaderboard.pairing), so the gap shows."""
+    found = grouped.get((row.entry_id, metric_id), [])
+    if row.paired_entry is None or not any(c.verified for c in found) or any(not c.verified for c in found):
+        return found
+    return found + [c for c in grouped.get((row.paired_entry, metric_id), []) if not c.verified]
+
+
+def paired_ids(rows: Iterable[Row]) -> set[int]:
+    """The reported entries the rows are paired with (their scores are read with the rows')."""
+    return {row.paired_entry for row in rows if row.paired_entry is not None}
+
+
 def fill_fast_p(
-    rows: Iterable[Row], outcomes: dict, metrics: dict[str, Metric], p: float, level: Level
+    rows: Iterable[Row],
+    outcomes: dict,
+    metrics: dict[str, Metric],
+    p: float,
+    level: Level,
+    reported_outcomes: dict | None = None,
 ) -> None:
-    """The fast_p cell at p: computed for verified rows from their per-task results, else as reported.
+    """The fast_p cell at p: computed for verified rows from their per-task results, and for reported rows
+    from imported per-task results (labelled reported), else as reported.
 
     A computed value carries the run's own verified score at that p, or else its correct-rate score, so
     that the run's curation state, baseline and task count show with it."""
@@ -199,18 +228,49 @@ def fill_fast_p(
     for row in rows:
         stored = row.cells.get(reported_id) if reported_id else None
         run_outcomes = outcomes.get(row.verified_run)
+        per_task = (reported_outcomes or {}).get(row.entry_id) if run_outcomes is None else None
+        if per_task is not None and reported_fast_p(row, per_task, metric, level):
+            continue
         if run_outcomes is None:
             hacked = row.run_withheld == CurationState.HACKED
+            if row.run_withheld and stored is not None and stored.verified is not None:
+                # nothing of a withheld run ranks at any p, its stored correct rate at p = 0 included
+                stored = replace(stored, verified=None) if stored.reported is not None else None
             row.fast_p = replace(stored, metric=metric) if stored else Cell(metric=metric, hacked=hacked)
             continue
         carrier = row.cells.get(TASK_COUNT_CARRIER)
+        n_tasks = run_denominator(row, run_outcomes, level)
         computed = {
             "verified": (stored and stored.verified) or (carrier and carrier.verified),
-            "computed": scoring.fast_p(run_outcomes, p, run_denominator(row, run_outcomes, level)),
+            "computed": scoring.fast_p(run_outcomes, p, n_tasks),
             "computed_p": p,
             "computed_run": row.verified_run,
+            "computed_n": n_tasks,
         }
         row.fast_p = replace(stored, metric=metric, **computed) if stored else Cell(metric=metric, **computed)
+
+
+def reported_fast_p(row: Row, per_task: list, metric: Metric, level: Level) -> bool:
+    """Give a reported row fast_p at any p from its imported per-task results, carried by its stored
+    correct rate (source, conventions); False when that score is not among those read."""
+    carrier = row.cells.get(TASK_COUNT_CARRIER)
+    if carrier is None or carrier.reported is None:
+        return False
+    n_tasks = scoring.rate_denominator(row.entry_n_tasks or level.task_count, per_task)
+    value = scoring.fast_p(per_task, metric.threshold, n_tasks)
+    row.fast_p = Cell(
+        metric=metric,
+        reported=carrier.reported,
+        computed_reported=value,
+        computed_p=metric.threshold,
+        computed_n=n_tasks,
+    )
+    return True
+
+
+def per_task_reported_rows(rows: Iterable[Row]) -> set[int]:
+    """Reported rows with imported per-task results (their fast_p is computed at any p)."""
+    return {row.entry_id for row in rows if row.per_task_reported and row.verified_run is None}
 
 
 def run_denominator(row: Row, run_outcomes: list, level: Level) -> int:

@@ -7,8 +7,10 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from leaderboard import intervals, scoring
 from leaderboard import table as tables
-from leaderboard.models import Level
+from leaderboard.eval_results_store import export_entry
+from leaderboard.models import Entry, Level
 from leaderboard.views import details
 from leaderboard.views.params import BadQuery, parse_query
 from leaderboard.views.serialize import cell_data, table_data
@@ -68,6 +70,16 @@ def entry_data(entry) -> dict:
     }
 
 
+def score_interval(score) -> dict:
+    """ci_low, ci_high, ci_method of a stored score (scoring.value_interval; 'n/a' when it has none)."""
+    per_task = score.is_verified or score.ci_low is not None
+    stored = (score.ci_low, score.ci_high)
+    found = scoring.value_interval(score.metric_id, score.value, score.n_tasks, stored, per_task)
+    if found is None:
+        return {"ci_low": None, "ci_high": None, "ci_method": intervals.NOT_AVAILABLE}
+    return {"ci_low": found.low, "ci_high": found.high, "ci_method": found.method}
+
+
 def score_data(score) -> dict:
     """One stored score with its conventions, curation state and provenance."""
     data = {
@@ -85,6 +97,7 @@ def score_data(score) -> dict:
         "suite": score.suite or None,
         "lane": score.lane,
         "notes": score.notes,
+        **score_interval(score),
     }
     if score.is_verified:
         data["run"] = {
@@ -145,3 +158,17 @@ def method(request, slug):
     data = {name: getattr(method, name) for name in fields}
     data |= {"code_url": method.code_url, "model_url": method.model_url, "description": method.description}
     return JsonResponse({**data, "url": method.get_absolute_url(), "entries": entries})
+
+
+@require_GET
+def eval_results(request, pk):
+    """The verified run an entry's row shows, as KernelBench's eval_results.json."""
+    found = Entry.objects.filter(pk=pk).first()
+    if found is None:
+        return error(404, f"There is no entry {pk}.")
+    data = export_entry(found)
+    if data is None:
+        return error(404, f"Entry {pk} has no verified run to export.")
+    response = JsonResponse(data)
+    response["Content-Disposition"] = f'attachment; filename="eval_results_entry_{pk}.json"'
+    return response

@@ -9,7 +9,7 @@ from django.utils.safestring import SafeString, mark_safe
 from leaderboard.models import Provenance
 from leaderboard.scoring import separate_lane_reasons
 from leaderboard.table import FAST_P_KEY, Candidate, Cell, Row
-from leaderboard.views.text import cell_title, difference_text, reported_text, value_text
+from leaderboard.views.text import cell_title, difference_text, format_value, reported_text, value_text
 
 DASH = '<span class="dash">—</span>'
 VERIFIED_BADGE = (
@@ -24,6 +24,8 @@ LANE_BADGE = (
     ' <span class="badge badge-lane" title="Separate lane: {why}; it never ranks among full-suite results '
     'unless the lane filter asks for all">{suite} · separate lane</span>'
 )
+REPORTED_MARK = '<span class="prov-mark" aria-label="reported">R</span>'
+"""The visible mark of a reported value (a verified one carries ✓)."""
 REPRO_BADGE = ' <span class="badge" title="A third party&#x27;s reproduction">repro</span>'
 
 BASELINE_TITLES = {
@@ -31,6 +33,13 @@ BASELINE_TITLES = {
     "naive CUDA": "Speedup against naive CUDA kernels",
     "?": "The source does not state the baseline",
 }
+CI_TITLES = {
+    "wilson": "95% Wilson interval over the level's tasks",
+    "bootstrap": "95% bootstrap interval over tasks (2000 resamples, fixed seed)",
+}
+TIE_MARK = (
+    '<abbr class="tie" title="Not separable at 95% from the row above: their intervals overlap">≈</abbr>'
+)
 AGGREGATION_TITLES = {"A": "Arithmetic mean", "G": "Geometric mean", "?": "Mean type not stated"}
 
 
@@ -56,6 +65,13 @@ def value_html(cell: Cell) -> str:
         parts.append(f'<span class="v">{text}</span>')
     if cell.provenance == Provenance.VERIFIED:
         parts.append('<span class="badge-v" aria-label="verified">✓</span>')
+    elif cell.provenance == Provenance.REPORTED:
+        parts.append(REPORTED_MARK)
+    interval = cell.ci
+    if interval is not None:
+        low, high = (format_value(bound, cell.metric.unit) for bound in (interval.low, interval.high))
+        title = CI_TITLES.get(interval.method, "")
+        parts.append(f'<span class="ci" title="{title}">[{escape(low)}–{escape(high)}]</span>')
     if cell.difference is not None:
         parts.append(
             f'<span class="rep">rep {escape(reported_text(cell))} '
@@ -83,6 +99,9 @@ def cell_html(cell: Cell) -> str:
             )
         return opening + ">" + DASH + "</td>"
     title = f' title="{escape(cell_title(cell))}"'
+    source = cell.reported.source_link if cell.reported is not None else ""
+    if source:
+        title += f' data-source="{escape(source)}"'
     if cell.value is None:
         return opening + title + '><span class="tag tag-hacked">hacked</span></td>'
     return opening + title + ">" + value_html(cell) + "</td>"
@@ -117,12 +136,33 @@ def name_html(row: Row, entry_url: str, method_url: str) -> str:
         badges += lane_badge(separate)
     if row.reproduce:
         badges += REPRO_BADGE
-    facts = []
+    facts = [verified_scope(row)] if row.is_verified else []
     if row.label and row.label != row.method_name:
         facts.append(f'<a href="{method_url.format(escape(row.method_slug))}">{escape(row.method_name)}</a>')
     facts += [escape(text) for text in (row.kind_label, row.backbone, row.task_subset) if text]
+    if row.paired_entry is not None:
+        facts.append(
+            f'<a class="paired" href="{entry_url.format(row.paired_entry)}" '
+            'title="The reported entry of this method and level its values are compared with">'
+            "paired with reported</a>"
+        )
+    facts = [fact for fact in facts if fact]
     link = f'<a class="entry-link" href="{entry_url.format(row.entry_id)}">{escape(row.name)}</a>'
     return f'<td class="col-name">{link}{badges}<div class="sub">{" · ".join(facts)}</div></td>'
+
+
+def verified_scope(row: Row) -> str:
+    """What a verified row's values are over, as its metadata line says it first: suite, task count and
+    CPU timing (a separate-lane run must not read like a full-level GPU result)."""
+    verified = next((c.verified for c in row.cells.values() if c.verified is not None), None)
+    if verified is None:
+        return ""
+    parts = [f"{verified.suite} suite" if verified.suite else ""]
+    n_tasks = row.verified_n_tasks or verified.n_tasks
+    parts.append(f"{n_tasks} tasks" if n_tasks else "")
+    parts.append("CPU timing" if verified.run_device == "cpu" else verified.run_hardware)
+    text = ", ".join(escape(part) for part in parts if part)
+    return f'<span class="scope" data-testid="verified-scope">verified: {text}</span>' if text else ""
 
 
 def rows_html(rows: list[Row], selected: set[int]) -> None:
@@ -134,11 +174,11 @@ def rows_html(rows: list[Row], selected: set[int]) -> None:
 
 def row_html(row: Row, selected: set[int], entry_url: str, method_url: str) -> SafeString:
     """One <tr> of the leaderboard: rank, the chart pick, name, info columns and the value cells."""
-    rank = str(row.rank) if row.rank else DASH
+    rank = (str(row.rank) + (TIE_MARK if row.tied else "")) if row.rank else DASH
     checked = " checked" if row.entry_id in selected else ""
     pick = (
         f'<td class="col-compare"><input type="checkbox" name="compare" value="{row.entry_id}" '
-        f'aria-label="Draw {escape(row.name)} in the fast_p chart"{checked}></td>'
+        f'form="compare-entries" aria-label="Draw {escape(row.name)} in the fast_p chart"{checked}></td>'
     )
     info = "".join(
         f'<td class="text col-{key}">{escape(text) if text else DASH}</td>' for key, text in row.info

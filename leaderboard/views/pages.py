@@ -2,12 +2,13 @@
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.utils.safestring import mark_safe
 
 from leaderboard import scoring
 from leaderboard import table as tables
-from leaderboard.models import Baseline, Lane, Level, MethodKind, Provenance
-from leaderboard.views import details
-from leaderboard.views.cells import cells_html, rows_html
+from leaderboard.models import Aggregation, Baseline, Lane, Level, MethodKind, Provenance
+from leaderboard.views import details, entry_page
+from leaderboard.views.cells import cell_html, cells_html, rows_html
 from leaderboard.views.charts import chart_data
 from leaderboard.views.params import BadQuery, parse_query
 from tasks.models import Task
@@ -37,9 +38,18 @@ def home(request):
     levels = []
     for level in Level.objects.select_related("benchmark"):
         table = build_or_404(level.number, tables.TableQuery(per_page=HOME_TOP))
-        levels.append({"level": level, "table": table})
+        top = [{"row": row, "score": main_cell_html(row, table.sort_key)} for row in table.rows]
+        levels.append({"level": level, "table": table, "top": top})
     context = {"levels": levels, "runs": details.latest_verified_runs()}
     return render(request, "leaderboard/home.html", context)
+
+
+def main_cell_html(row: tables.Row, key: str) -> str:
+    """The <td> of a row's value in the column its table is sorted by (a dash when it has none)."""
+    cell = next((c for c in row.line if c.metric.id == key), None)
+    if cell is not None:
+        return mark_safe(cell_html(cell))  # cell_html escapes every text
+    return mark_safe('<td class="num"><span class="dash">—</span></td>')
 
 
 def pager(table: tables.Table, window: int = 2) -> list[tuple[int | None, str, bool]]:
@@ -55,6 +65,37 @@ def pager(table: tables.Table, window: int = 2) -> list[tuple[int | None, str, b
         links.append((number, table.page_url(number) or "?", number == table.page))
         previous = number
     return links
+
+
+THRESHOLD_SIGNS = {scoring.ThresholdOp.GT: ">", scoring.ThresholdOp.GE: "≥"}
+
+
+def header_title(column: tables.Column, rows: list[tables.Row]) -> str:
+    """A column header's tooltip: what the column means and, for fast_p, whether its values on this page
+    count speedup > p or ≥ p (verified ones always >; a reported one as its source does)."""
+    if not column.is_metric:
+        return ""
+    metric = column.metric
+    text = metric.description
+    if metric.threshold is None:
+        return text
+    p = f"{metric.threshold:g}"
+    ops = {
+        cell.threshold_op
+        for row in rows
+        for cell in row.line
+        if cell.metric.id == column.key and cell.value is not None
+    }
+    signs = [THRESHOLD_SIGNS[op] for op in (scoring.ThresholdOp.GT, scoring.ThresholdOp.GE) if op in ops]
+    counted = " or ".join(f"speedup {sign} {p}" for sign in signs) or f"speedup > {p}"
+    mixed = " (each value says which)" if len(signs) > 1 else ""
+    return f"{metric.name}: share of tasks correct with {counted}{mixed}. Glossary: fast_p, > or ≥."
+
+
+def glossary_anchor(column: tables.Column) -> str:
+    if column.key == tables.FAST_P_KEY:
+        return "fast_p"
+    return f"metric-{column.key}" if column.is_metric else ""
 
 
 def level_context(table: tables.Table) -> dict:
@@ -75,6 +116,9 @@ def level_context(table: tables.Table) -> dict:
         "provenances": Provenance.choices,
         "lanes": LANE_CHOICES,
         "charts": charts,
+        "headers": [
+            (column, header_title(column, table.rows), glossary_anchor(column)) for column in table.columns
+        ],
         "pager": pager(table),
         "p_max": scoring.FAST_P_MAX,
         "p_step": scoring.FAST_P_STEP,
@@ -109,7 +153,21 @@ def entry(request, pk):
     found = details.entry_detail(pk)
     if found is None:
         raise Http404("No such entry.")
+    entry = found["entry"]
+    for group in found["metric_groups"]:
+        group["title"] = metric_title(group["metric"], group["scores"])
+    found["facts"] = entry_page.entry_facts(entry)
+    found["measured"] = entry_page.measurements(found["metric_groups"], entry)
+    found["paper_url"] = next((link for label, _, link in found["facts"] if label == "Paper"), "")
     return render(request, "leaderboard/entry.html", found)
+
+
+def metric_title(metric, scores) -> str:
+    """A metric's name on the entry page; the 'mean speedup' of sources that give a geometric mean is
+    called what it is."""
+    if metric.id == "speedup_mean" and scores and all(s.aggregation == Aggregation.GEOMETRIC for s in scores):
+        return "Geomean speedup (the source's mean column)"
+    return metric.name
 
 
 def task(request, suite, level, problem_id):

@@ -1,5 +1,8 @@
 """Table rows as plain data: the JSON API's rows and the CSV export's records, from the same table."""
 
+from django.urls import reverse
+
+from leaderboard import intervals
 from leaderboard.table import Candidate, Cell, Row, Table
 
 
@@ -23,6 +26,8 @@ def reported_data(cell: Cell) -> dict | None:
         "as_written": score.as_written,
         "state": score.state,
         "more_sources": cell.also_reported,
+        "entry_id": score.entry_id,
+        "paired": cell.paired,
     }
 
 
@@ -46,13 +51,23 @@ def verified_data(cell: Cell) -> dict | None:
     }
 
 
+def interval_data(cell: Cell) -> dict:
+    """ci_low, ci_high and ci_method of a cell's value: 'wilson' or 'bootstrap'; 'n/a' (no bounds) for a
+    reported number without per-task data (see scoring.value_interval)."""
+    interval = cell.ci
+    if interval is None:
+        return {"ci_low": None, "ci_high": None, "ci_method": intervals.NOT_AVAILABLE}
+    return {"ci_low": interval.low, "ci_high": interval.high, "ci_method": interval.method}
+
+
 def cell_data(cell: Cell | None) -> dict | None:
-    """A cell with its provenance; None when the row has nothing for the metric."""
+    """A cell with its provenance and interval; None when the row has nothing for the metric."""
     if cell is None or (cell.value is None and not cell.hacked):
         return None
     shown = cell.shown
     return {
         "value": cell.value,
+        **interval_data(cell),
         "provenance": cell.provenance or None,
         "aggregation": shown.aggregation if shown else None,
         "threshold_op": cell.threshold_op or None,
@@ -69,10 +84,18 @@ def cell_data(cell: Cell | None) -> dict | None:
     }
 
 
+def paired_data(row: Row) -> dict | None:
+    """The reported entry a verified row is paired with (leaderboard.pairing), or None."""
+    if row.paired_entry is None:
+        return None
+    return {"entry_id": row.paired_entry, "url": reverse("leaderboard:entry", args=[row.paired_entry])}
+
+
 def row_data(row: Row, table: Table) -> dict:
     """One row of the JSON leaderboard: the entry's metadata and its scores keyed by metric id."""
     data = {
         "rank": row.rank,
+        "rank_tied": row.tied,
         "entry_id": row.entry_id,
         "name": row.name,
         "label": row.label,
@@ -93,6 +116,7 @@ def row_data(row: Row, table: Table) -> dict:
         "data_source": row.data_source,
         "reproduce": row.reproduce,
         "verified_run": row.verified_run,
+        "paired_with": paired_data(row),
         "lane": row.lane,
         "suite": row.suite or None,
         "url": row.url,
@@ -139,11 +163,12 @@ def table_data(table: Table) -> dict:
 
 
 def csv_header(table: Table) -> list[str]:
-    header = ["rank", "entry_id", "method", "entry", "lane", "suite"]
+    header = ["rank", "rank_tied", "entry_id", "method", "entry", "lane", "suite"]
     header += [column.key for column in table.columns if not column.is_metric and column.key != "name"]
     for column in table.columns:
         if column.is_metric:
             header += [column.key, f"{column.key}_provenance", f"{column.key}_source"]
+            header += [f"{column.key}_ci_low", f"{column.key}_ci_high", f"{column.key}_ci_method"]
             if column.key == "speedup_mean":
                 header.append("speedup_mean_type")
     return header
@@ -157,6 +182,15 @@ def csv_provenance(cell: Cell | None) -> tuple[str, str]:
     if cell.provenance == "verified":
         return "verified", f"run #{cell.run_id}"
     return "reported", " · ".join(p for p in (cell.reported.source_title, cell.reported.source_table) if p)
+
+
+def csv_interval(cell: Cell | None) -> tuple[str, str, str]:
+    """A cell's interval columns: bounds and method, 'n/a' for a value without one, '' for no value."""
+    if cell is None or cell.value is None:
+        return "", "", ""
+    data = interval_data(cell)
+    bounds = ("" if data[key] is None else repr(data[key]) for key in ("ci_low", "ci_high"))
+    return (*bounds, data["ci_method"])
 
 
 def csv_info(row: Row, key: str) -> str:
@@ -175,7 +209,8 @@ def csv_info(row: Row, key: str) -> str:
 
 def csv_record(row: Row, table: Table) -> list[str]:
     """One CSV line: the row's columns as on screen, each metric with its provenance and source."""
-    record = ["" if row.rank is None else str(row.rank), str(row.entry_id), row.method_name, row.name]
+    record = ["" if row.rank is None else str(row.rank), "yes" if row.tied else ""]
+    record += [str(row.entry_id), row.method_name, row.name]
     record += [row.lane, row.suite]
     record += [csv_info(row, c.key) for c in table.columns if not c.is_metric and c.key != "name"]
     for column in table.columns:
@@ -183,7 +218,7 @@ def csv_record(row: Row, table: Table) -> list[str]:
             continue
         cell = row.fast_p if column.key == "fast_p" else row.cells.get(column.key)
         value = cell.value if cell is not None else None
-        record += ["" if value is None else repr(value), *csv_provenance(cell)]
+        record += ["" if value is None else repr(value), *csv_provenance(cell), *csv_interval(cell)]
         if column.key == "speedup_mean":
             record.append(cell.aggregation_tag if cell is not None else "")
     return record

@@ -56,7 +56,13 @@ def describe_run(score: Candidate) -> str:
     where = f" on {score.run_hardware}" if score.run_hardware else ""
     cpu = " (CPU timing, not a GPU verification)" if score.run_device == "cpu" else ""
     harness = f", harness {score.harness_version}" if score.harness_version else ""
-    return f"evaluation run #{score.run_id}{where}{cpu}{harness}"
+    suite = f", over the {score.suite} suite" if score.suite else ""
+    lane = "; separate lane" if score.lane == "separate" else ""
+    return f"evaluation run #{score.run_id}{where}{cpu}{harness}{suite}{lane}"
+
+
+THRESHOLD_SIGNS = {">": ">", ">=": "≥"}
+"""How a threshold reads in a text: the stored '>=' as '≥'."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -64,7 +70,7 @@ def conventions_text(aggregation: str, threshold_op: str, denominator: str, base
     """How a value was computed, in words, leaving out what its source does not state."""
     parts = [
         AGGREGATION_LABELS.get(aggregation, "") if aggregation != Aggregation.UNSTATED else "",
-        f"counts speedup {threshold_op} p" if threshold_op else "",
+        f"counts speedup {THRESHOLD_SIGNS.get(threshold_op, threshold_op)} p" if threshold_op else "",
         f"over {DENOMINATOR_LABELS[denominator].lower()}" if denominator in DENOMINATOR_LABELS else "",
         "baseline not stated"
         if baseline == Baseline.UNSTATED

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.views import api, data, export, feed, pages
+from leaderboard.views import api, compare, data, export, feed, pages, reference
 
 app_name = "leaderboard"
 
@@ -10,6 +10,8 @@ urlpatterns = [
     path("", pages.home, name="home"),
     path("levels/<int:number>/", pages.level, name="level"),
     path("levels/<int:number>/export.csv", export.level_csv, name="level-csv"),
+    path("methods/", reference.method_index, name="methods"),
+    path("glossary/", reference.glossary, name="glossary"),
     path("methods/<slug:slug>/", pages.method, name="method"),
     path("entries/<int:pk>/", pages.entry, name="entry"),
     path("tasks/", pages.task_index, name="tasks"),
@@ -18,6 +20,8 @@ urlpatterns = [
     path("api/levels/<int:number>/leaderboard", api.leaderboard, name="api-leaderboard"),
     path("api/methods/<slug:slug>", api.method, name="api-method"),
     path("api/entries/<int:pk>", api.entry, name="api-entry"),
+    path("compare/", compare.compare, name="compare"),
+    path("api/entries/<int:pk>/eval_results.json", api.eval_results, name="api-eval-results"),
     path("feed.atom", feed.ChangeFeed(), name="feed"),
     path("changes/", feed.changes, name="changes"),
     path("api/data.json", data.data_json, name="api-data"),

@@ -201,8 +201,82 @@
     });
   }
 
+  /* On a phone the filters fold behind their summary, so the table's scores are on the first screen. */
+  function foldFiltersOnPhones() {
+    var box = document.getElementById("filters-box");
+    if (box && window.matchMedia("(max-width: 720px)").matches) { box.open = false; }
+  }
+
+  /* A value's popover: its provenance and conventions in words, with the source, run and entry linked.
+     The first click on a value opens it; the links inside lead on. */
+  var popover = null;
+
+  function closePopover() {
+    if (popover) { popover.remove(); popover = null; }
+  }
+
+  function addLink(parent, href, text, external) {
+    var link = document.createElement("a");
+    link.href = href;
+    link.textContent = text;
+    if (external) { link.target = "_blank"; link.rel = "noopener"; }
+    parent.appendChild(link);
+  }
+
+  function openPopover(cell, valueLink) {
+    closePopover();
+    popover = document.createElement("div");
+    popover.className = "cell-pop";
+    popover.setAttribute("role", "dialog");
+    popover.setAttribute("data-testid", "cell-popover");
+    (cell.getAttribute("title") || "").split("\n").forEach(function (line) {
+      var paragraph = document.createElement("p");
+      paragraph.textContent = line;
+      popover.appendChild(paragraph);
+    });
+    var links = document.createElement("div");
+    links.className = "pop-links";
+    var verified = cell.classList.contains("is-verified");
+    if (valueLink && verified) { addLink(links, valueLink.getAttribute("href"), "Evaluation run", false); }
+    var source = cell.getAttribute("data-source") || (!verified && valueLink ? valueLink.getAttribute("href") : "");
+    if (source) { addLink(links, source, "Source ↗", true); }
+    var entry = cell.parentNode.querySelector(".entry-link");
+    if (entry) { addLink(links, entry.getAttribute("href"), "Entry page: how it was measured", false); }
+    popover.appendChild(links);
+    var close = document.createElement("button");
+    close.type = "button";
+    close.textContent = "×";
+    close.setAttribute("aria-label", "Close");
+    close.addEventListener("click", closePopover);
+    popover.appendChild(close);
+    document.body.appendChild(popover);
+    var box = cell.getBoundingClientRect();
+    var left = Math.min(window.scrollX + box.left, window.scrollX + document.documentElement.clientWidth - popover.offsetWidth - 8);
+    popover.style.left = Math.max(window.scrollX + 4, left) + "px";
+    popover.style.top = (window.scrollY + box.bottom + 4) + "px";
+  }
+
+  function setUpPopovers() {
+    var table = document.getElementById("leaderboard");
+    if (!table) { return; }
+    table.addEventListener("click", function (event) {
+      var cell = event.target.closest("td.num[title]");
+      if (!cell) { return; }
+      var valueLink = cell.querySelector("a.v");
+      if (event.target.closest("a.v") && !event.ctrlKey && !event.metaKey) { event.preventDefault(); }
+      openPopover(cell, valueLink);
+      event.stopPropagation();
+    });
+    document.addEventListener("click", function (event) {
+      if (popover && !popover.contains(event.target)) { closePopover(); }
+    });
+    document.addEventListener("keydown", function (event) { if (event.key === "Escape") { closePopover(); } });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    foldFiltersOnPhones();
     setUpFilters();
     setUpCharts();
+    setUpPopovers();
   });
 })();

@@ -81,7 +81,7 @@ def test_sort_filter_p_and_charts_in_a_real_browser(live_server, board_with_run,
     assert first_row_name(page) == "daVinci-kernel-14B"
 
     # Sort by clicking a header: Fast2, descending.
-    page.locator('#leaderboard th[data-key="fast_2"] a').click()
+    page.locator('#leaderboard th[data-key="fast_2"] a.sort-link').click()
     page.wait_for_url("**sort=-fast_2**")
     assert first_row_name(page) == "daVinci-kernel-8B"
     values = [float(v) for v in column_values(page, "fast_2") if v]

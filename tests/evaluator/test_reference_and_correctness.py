@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from evaluator import checks
 from evaluator.child import compare, inputs
 from evaluator.child.fingerprint import fingerprint
 from evaluator.policy import KERNELBENCH_TRIAL_SEEDS, make_policy
@@ -70,8 +71,10 @@ def test_an_exact_match_passes_both_rules_with_zero_error_and_the_same_fingerpri
     assert verdict["close_hardened"]
     assert verdict["close_kernelbench"]
     assert verdict["max_abs_error"] == 0.0
-    assert verdict["fingerprint"] == fingerprint(expected, 9) or all(
-        abs(a - b) < 1e-9 for a, b in zip(verdict["fingerprint"], fingerprint(expected, 9), strict=True)
+    # streamed in chunks of 3 or taken whole: the same up to the float32 rounding of the projection's sums
+    assert checks.identical(verdict["fingerprint"], fingerprint(expected, 9))
+    assert verdict["fingerprint"][: checks.PROJECTION] == pytest.approx(
+        fingerprint(expected, 9)[: checks.PROJECTION]
     )
 
 

@@ -33,7 +33,7 @@ def run_and_rival():
     return verified, run
 
 
-@pytest.mark.parametrize("p", ["1", "1.35"])
+@pytest.mark.parametrize("p", ["0", "1", "1.35"])
 def test_a_run_with_a_hacked_fast_p_score_gets_no_computed_value_at_any_p(client, run_and_rival, p):
     _, run = run_and_rival
     assert fast_p_cell(client, p, "Verified")["rank"] == 1  # 50 % before curation

@@ -13,6 +13,12 @@ from tests.leaderboard import factories
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _tables_not_pages(settings):
+    """These tests are about the table cache: whole answers are not kept (serving/page_cache.py)."""
+    settings.PAGE_CACHE_ENABLED = False
+
+
 @pytest.fixture
 def board():
     return factories.make_board()

@@ -10,8 +10,9 @@ from leaderboard.models import Entry
 from tests.leaderboard import factories
 from tests.leaderboard.test_views_support import page_headers, page_rows
 
-LEVEL_PAGE_QUERIES = 6
-"""Level, metric catalogue, entries, the sort column's scores, the page's scores, per-task results."""
+LEVEL_PAGE_QUERIES = 7
+"""The page cache's data version (serving/page_cache.py), then the table's: level, metric catalogue,
+entries, the sort column's scores, the page's scores, per-task results."""
 
 
 @pytest.fixture

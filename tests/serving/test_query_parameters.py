@@ -68,7 +68,7 @@ def board(db):
         "entry": board.alpha.pk, "api-entry": board.alpha.pk, "run": board.run.pk, "kernel": result.kernel_id,
         "log": result.pk, "detail": board.run.submission_id, "task_table": board.run.submission_id,
         "api_submission": board.run.submission_id, "cancel": board.run.submission_id,
-        "api_cancel": board.run.submission_id, "revoke_token": 1,
+        "api_cancel": board.run.submission_id, "revoke_token": 1, "api-eval-results": board.alpha.pk,
         "public_run_kernels": board.run.pk, "public_kernel": result.kernel_id,
     }  # fmt: skip
     return board
