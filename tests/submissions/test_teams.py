@@ -6,8 +6,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from leaderboard.models import MethodOwnership, Submission, Team, TeamMembership
+from leaderboard.submissions.quotas import QuotaExceeded, check_quota
 from leaderboard.submissions.tokens import authenticate_token, issue_token
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, zip_bytes
+from tests.submissions.test_gpu_time_quota import held
+from tests.submissions.test_tokens_quotas import make_submissions
 
 pytestmark = pytest.mark.django_db
 
@@ -126,3 +129,14 @@ def test_the_admin_manages_teams_members_and_owned_methods(client, django_user_m
     assert page.status_code == 200
     assert b"owned method" in page.content.lower()
     assert client.get("/admin/leaderboard/team/?q=alice").content.count(b"Kernel Lab") >= 1
+
+
+def test_a_team_s_gpu_time_is_its_members_runs_under_it(settings, user, team, bob):
+    settings.SUBMISSION_TEAM_QUOTAS = {"per_day": 9, "per_minute": 9, "active": 9, "gpu_hours_per_day": 1}
+    TeamMembership.objects.create(team=team, user=bob)
+    make_submissions(user, 1)
+    Submission.objects.filter(user=user).update(team=team)
+    held(Submission.objects.get(user=user), minutes=60)
+    with pytest.raises(QuotaExceeded, match=r"^the team Kernel Lab: GPU-time quota reached"):
+        check_quota(bob, team=team)
+    check_quota(bob)  # bob's own GPU time is untouched
