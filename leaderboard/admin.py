@@ -216,6 +216,7 @@ class ScoreAdmin(SimpleHistoryAdmin):
         return False
 
 
-# The submission, run and token admins live with the submissions code.
+# The submission, run and token admins live with the submissions code; teams in admin_teams.
+from leaderboard import admin_teams as _teams_admin  # noqa: E402, F401
 from leaderboard import pairing_admin as _pairing_admin  # noqa: E402, F401
 from leaderboard.submissions import admin as _submissions_admin  # noqa: E402, F401

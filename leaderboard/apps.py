@@ -19,7 +19,9 @@ class LeaderboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from leaderboard import events
         from leaderboard.table import cache
 
         post_migrate.connect(restore_reference_data, sender=self)
         cache.connect_signals()
+        events.connect_signals()

@@ -206,3 +206,18 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- read-API rate limit (leaderboard/serving/ratelimit.py) -------------------------------------------
+# GETs of /api/* per client address and window; past it, 429 with Retry-After. 0 turns the limit off.
+API_READ_RATE_LIMIT = int(os.environ.get("API_READ_RATE_LIMIT", 120))
+API_READ_RATE_WINDOW_S = int(os.environ.get("API_READ_RATE_WINDOW_S", 60))
+API_READ_RATE_CACHE = os.environ.get("API_READ_RATE_CACHE", "default")
+# Proxies whose X-Forwarded-For names the client; their own requests without it are not limited.
+API_READ_RATE_PROXIES = frozenset(
+    a.strip() for a in os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1").split(",") if a.strip()
+)
+# Early, right after the request limits: a refused read costs no session or view work.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("leaderboard.serving.limits.QueryStringMiddleware") + 1,
+    "leaderboard.serving.ratelimit.ReadApiRateLimitMiddleware",
+)

@@ -6,6 +6,7 @@ from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, L
 from leaderboard.models.curation import CurationState, Lane, Provenance
 from leaderboard.models.evaluations import EvaluationRun, TaskResult
 from leaderboard.models.freshness import DataVersion
+from leaderboard.models.leaders import LeaderSnapshot
 from leaderboard.models.metrics import (
     METRIC_COLUMNS,
     Aggregation,
@@ -16,6 +17,7 @@ from leaderboard.models.metrics import (
 )
 from leaderboard.models.scores import Pairing, ReportedTaskResult, Score, Source
 from leaderboard.models.submissions import KernelSource, Submission, SubmissionEvent, SubmissionKernel
+from leaderboard.models.teams import MethodOwnership, Team, TeamMembership
 from leaderboard.models.tokens import ApiToken
 
 __all__ = [
@@ -34,9 +36,11 @@ __all__ = [
     "KernelSource",
     "Lane",
     "Level",
+    "LeaderSnapshot",
     "LoginFailureCount",
     "Method",
     "MethodKind",
+    "MethodOwnership",
     "Metric",
     "Pairing",
     "Provenance",
@@ -47,5 +51,7 @@ __all__ = [
     "SubmissionEvent",
     "SubmissionKernel",
     "TaskResult",
+    "Team",
+    "TeamMembership",
     "ThresholdOp",
 ]

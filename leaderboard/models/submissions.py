@@ -5,6 +5,7 @@ from django.db import models
 from django.urls import reverse
 
 from leaderboard.models.catalogue import Entry, Hardware
+from leaderboard.models.teams import Team
 
 
 class Submission(models.Model):
@@ -41,6 +42,13 @@ class Submission(models.Model):
     counts_against_quota = models.BooleanField(default=True)
     bundle_metadata = models.JSONField(
         default=dict, blank=True, help_text="The bundle's own metadata and the files it skipped."
+    )
+    team = models.ForeignKey(
+        Team, on_delete=models.PROTECT, null=True, blank=True, related_name="submissions",
+        help_text="The team it was submitted under (its quota is the team's).",
+    )  # fmt: skip
+    public_kernels = models.BooleanField(
+        default=False, help_text="Kernels public once a run of it is verified (the submitter chooses)."
     )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

@@ -1,6 +1,7 @@
 """The token-authenticated JSON API: POST /api/submissions, GET /api/submissions/<id>, cancel."""
 
 import logging
+from dataclasses import replace
 
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
@@ -18,7 +19,7 @@ from leaderboard.submissions.queue_health import no_worker_warning
 from leaderboard.submissions.quotas import QuotaExceeded, check_rate, count_refusal
 from leaderboard.submissions.routing import SubmissionRefused
 from leaderboard.submissions.states import InvalidTransition
-from leaderboard.submissions.tokens import authenticate, bearer_token
+from leaderboard.submissions.tokens import authenticate, authenticate_token, bearer_token
 from leaderboard.submissions.uploads import too_large
 
 logger = logging.getLogger(__name__)
@@ -31,6 +32,15 @@ def error(message: str, status: int, **extra) -> JsonResponse:
 def token_user(request):
     """The user of the request's bearer token, or None. Sessions are never accepted here (no CSRF)."""
     return authenticate(bearer_token(request))
+
+
+def with_token_team(details, token):
+    """A team's token submits under its team: the team field may name it, never another."""
+    if token.team is None:
+        return details
+    if details.team is not None and details.team != token.team:
+        raise SubmissionRefused(f"this token is the team {token.team.name!r}'s: it submits under it only")
+    return replace(details, team=token.team)
 
 
 def is_final(submission: Submission) -> bool:
@@ -57,6 +67,8 @@ def submission_json(request, submission: Submission) -> dict:
         },  # fmt: skip
         "final": is_final(submission),
         "url": request.build_absolute_uri(submission.get_absolute_url()),
+        "team": submission.team.slug if submission.team_id else None,
+        "public": submission.public_kernels,
     }
 
 
@@ -82,9 +94,10 @@ def submissions(request):
     """
     if request.method != "POST":
         return error("use POST", 405)
-    user = token_user(request)
-    if user is None:
+    token = authenticate_token(bearer_token(request))
+    if token is None:
         return error("a valid API token is required (Authorization: Bearer …)", 401)
+    user = token.user
     upload = request.FILES.get("bundle")
     limit = Limits().max_upload_bytes
     oversized = too_large(request)
@@ -94,7 +107,7 @@ def submissions(request):
     if upload is None:
         return refused(user, "the multipart field 'bundle' (the bundle file) is required", 400)
     try:
-        details = named_entry_details(request.POST)
+        details = with_token_team(named_entry_details(request.POST), token)
         check_rate(user)
         created = submit_bundle(user, upload.read(), upload.name, details)
     except QuotaExceeded as over:
@@ -104,8 +117,9 @@ def submissions(request):
     except SubmissionRefused as refusal:
         return refused(user, str(refusal), 400)
     items = [
-        {"id": s.pk, "level": s.entry.level.number, "status": s.status,
-         "status_url": f"/api/submissions/{s.pk}", "url": request.build_absolute_uri(s.get_absolute_url())}
+        {"id": s.pk, "level": s.entry.level.number, "status": s.status, "team": s.team and s.team.slug,
+         "public": s.public_kernels, "status_url": f"/api/submissions/{s.pk}",
+         "url": request.build_absolute_uri(s.get_absolute_url())}
         for s in created
     ]  # fmt: skip
     first = items[0]
@@ -124,7 +138,8 @@ def submissions(request):
 @require_GET
 def submission(request, pk):
     """The status of one submission; public, like its page."""
-    found = get_object_or_404(Submission.objects.select_related("entry__method", "entry__level"), pk=pk)
+    related = ("entry__method", "entry__level", "team")
+    found = get_object_or_404(Submission.objects.select_related(*related), pk=pk)
     return JsonResponse(submission_json(request, found))
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 FIELDS = ("method", "method_kind", "backbone", "agent_models", "label", "data_source", "mode", "hardware",
-          "notes", "suite")  # fmt: skip
+          "notes", "suite", "team")  # fmt: skip
 FINISHED = {"completed", "failed", "cancelled"}
 
 
@@ -102,6 +102,9 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--wait", action="store_true", help="Follow the submission until it finishes.")
     for name in FIELDS:
         parse.add_argument("--" + name.replace("_", "-"), dest=name, default="")
+    parse.add_argument(
+        "--public", action="store_true", help="Make the kernels public once verified (default: private)."
+    )
     return parse
 
 
@@ -109,7 +112,8 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args = parser().parse_args(argv)
     try:
-        answer = submit(args.server, args.token, args.bundle, {name: getattr(args, name) for name in FIELDS})
+        fields = {name: getattr(args, name) for name in FIELDS} | {"public": "true" if args.public else ""}
+        answer = submit(args.server, args.token, args.bundle, fields)
         for item in answer["submissions"]:
             logger.info("submission %s (level %s): %s", item["id"], item["level"], item["status_url"])
         if args.wait:

@@ -2,8 +2,9 @@
 
 from django import forms
 from django.conf import settings
+from django.db.models import Q
 
-from leaderboard.models import Entry, Hardware, Method, MethodKind
+from leaderboard.models import Entry, Hardware, Method, MethodKind, Team
 from leaderboard.reference_data import CPU_HARDWARE
 from leaderboard.submissions.intake import EntryDetails
 from leaderboard.submissions.routing import SubmissionRefused, evaluation_targets, find_target
@@ -27,6 +28,17 @@ def default_hardware():
 def longest(model, name: str) -> int:
     """The model field's max_length: what the database column holds."""
     return model._meta.get_field(name).max_length
+
+
+PUBLIC_HELP = (
+    "Default: private (only you and staff see the kernels). If ticked, once a run is verified anyone can "
+    "read and download its kernels, per task, from the run's page and the task pages."
+)
+TEAM_HELP = (
+    "Submit under a team you belong to: the team's quota applies, and a new method becomes the team's. "
+    "A team's method takes kernels from its members only."
+)
+TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"", "0", "false", "no", "off"}
 
 
 class EntryFieldsForm(forms.Form):
@@ -58,6 +70,12 @@ class EntryFieldsForm(forms.Form):
         help_text="The suite the bundle's task ids refer to (kernelbench once imported: the ranking suite).",
     )
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    public = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Make verified kernels public",
+        help_text=PUBLIC_HELP,
+    )
 
     def details_with(self, method_name: str, hardware: Hardware) -> EntryDetails:
         data = self.cleaned_data
@@ -72,12 +90,14 @@ class EntryFieldsForm(forms.Form):
             mode=data["mode"],
             notes=data["notes"],
             suite=data["suite"],
+            public=bool(data.get("public")),
+            team=data.get("team") or None,
         )
 
 
 class UploadForm(EntryFieldsForm):
-    field_order = ["bundle", "method", "new_method", "method_kind", "backbone", "agent_models", "label",
-                   "data_source", "mode", "hardware", "suite", "notes"]  # fmt: skip
+    field_order = ["bundle", "method", "new_method", "team", "method_kind", "backbone", "agent_models",
+                   "label", "data_source", "mode", "hardware", "suite", "notes", "public"]  # fmt: skip
 
     bundle = forms.FileField(
         help_text="A zip or tar.gz of a KernelBench runs/<name>/ folder, or a KernelBench leaderboard JSON."
@@ -90,6 +110,13 @@ class UploadForm(EntryFieldsForm):
     )
     hardware = forms.ModelChoiceField(
         evaluation_targets(), help_text="Where the kernels are verified (its worker queue)."
+    )
+    team = forms.ModelChoiceField(
+        Team.objects.all(),
+        required=False,
+        empty_label="— myself —",
+        to_field_name="slug",
+        help_text=TEAM_HELP,
     )
 
     def __init__(self, *args, **kwargs):
@@ -119,6 +146,24 @@ class NamedEntryForm(EntryFieldsForm):
     method = forms.CharField(max_length=longest(Method, "name"))
     hardware = forms.CharField(max_length=longest(Hardware, "name"), required=False)
     suite = forms.ChoiceField(choices=suite_choices, required=False)
+    public = forms.CharField(required=False, help_text="true or false (default false: private kernels).")
+    team = forms.CharField(max_length=140, required=False, help_text="A team's slug or name.")
+
+    def clean_team(self) -> Team | None:
+        name = self.cleaned_data["team"].strip()
+        if not name:
+            return None
+        team = Team.objects.filter(Q(slug=name) | Q(name__iexact=name)).first()
+        if team is None:
+            raise forms.ValidationError(f"there is no team {name!r}")
+        return team
+
+    def clean_public(self) -> bool:
+        """The API's and the CLI's `public`: 1/true/yes/on or 0/false/no/off (any case), default false."""
+        word = self.cleaned_data["public"].strip().lower()
+        if word not in TRUE_WORDS | FALSE_WORDS:
+            raise forms.ValidationError("give true or false")
+        return word in TRUE_WORDS
 
     def clean_hardware(self) -> Hardware:
         try:

@@ -18,14 +18,16 @@ from leaderboard.models import (
     KernelSource,
     Method,
     MethodKind,
+    MethodOwnership,
     Submission,
     SubmissionKernel,
+    Team,
 )
 from leaderboard.submissions import states
 from leaderboard.submissions.bundles import Bundle, check_bundle
 from leaderboard.submissions.lifecycle import queue_evaluation
 from leaderboard.submissions.quotas import check_quota
-from leaderboard.submissions.routing import route
+from leaderboard.submissions.routing import SubmissionRefused, route
 from tasks.models import Task
 
 Status = Submission.Status
@@ -45,6 +47,8 @@ class EntryDetails:
     mode: str = ""
     notes: str = ""
     suite: str = ""  # the default suite (Task.objects.default_suite) when blank
+    public: bool = False  # its kernels become public once verified (default private)
+    team: Team | None = None  # submitted under this team (its quota; a new method becomes the team's)
     extra: dict = field(default_factory=dict)
 
 
@@ -60,7 +64,8 @@ def submit_bundle(user, data: bytes, name: str, details: EntryDetails) -> list[S
     bundle = check_bundle(data, name, tasks.keys(), details.suite)
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()  # one upload at a time
-        check_quota(user, new=len(bundle.levels))
+        details = replace(details, team=submitting_team(user, details))
+        check_quota(user, new=len(bundle.levels), team=details.team)
         method = find_or_create_method(details)
         sources = store_sources(bundle)
         return [
@@ -69,14 +74,38 @@ def submit_bundle(user, data: bytes, name: str, details: EntryDetails) -> list[S
         ]
 
 
+def submitting_team(user, details: EntryDetails) -> Team | None:
+    """The team the upload is under: the one named (the user must be a member), or the method's owner when
+    none is named and the user belongs to it. A team's method takes kernels only from its members, under
+    it; SubmissionRefused otherwise."""
+    team = details.team
+    if team is not None and not team.has_member(user):
+        raise SubmissionRefused(f"you are not a member of the team {team.name!r}")
+    method = Method.objects.named(details.method_name)
+    owner = MethodOwnership.objects.filter(method=method).select_related("team").first() if method else None
+    if owner is None:
+        return team
+    if team is None and owner.team.has_member(user):
+        return owner.team
+    if team != owner.team:
+        raise SubmissionRefused(
+            f"the method {method.name!r} belongs to the team {owner.team.name!r}: only its members submit "
+            "kernels for it, under the team"
+        )
+    return team
+
+
 def find_or_create_method(details: EntryDetails) -> Method:
-    """The method of that name (case-insensitive), created with the given details if new."""
-    method, _ = Method.objects.get_or_create_by_name(
+    """The method of that name (case-insensitive), created with the given details if new (and then owned
+    by the team submitted under, if any)."""
+    method, created = Method.objects.get_or_create_by_name(
         details.method_name,
         kind=details.method_kind,
         backbone=details.backbone,
         agent_models=details.agent_models,
     )
+    if created and details.team is not None:
+        MethodOwnership.objects.create(method=method, team=details.team)
     return method
 
 
@@ -112,6 +141,7 @@ def create_entry(user, level, method: Method, details: EntryDetails, n_submitted
                 "backbone": details.backbone,
                 "agent_models": details.agent_models,
                 "suite": details.suite,
+                "team": details.team.slug if details.team else "",
                 **details.extra,
             }
         ),
@@ -137,6 +167,8 @@ def create_level_submission(user, bundle, level_number, method, details, sources
         bundle_name=bundle.name[:255],
         bundle_sha256=bundle.sha256,
         bundle_metadata={"metadata": bundle.metadata, "skipped": bundle.skipped},
+        public_kernels=details.public,
+        team=details.team,
     )
     states.record_creation(submission, f"bundle {bundle.name!r} received")
     SubmissionKernel.objects.bulk_create(

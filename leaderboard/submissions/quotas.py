@@ -1,9 +1,12 @@
-"""Per-user quotas and rate limits on submissions; infrastructure failures never count against them.
+"""Per-user and per-team quotas and rate limits on submissions; infrastructure failures never count against
+them.
 
 Defaults can be overridden in settings with SUBMISSION_QUOTAS = {"per_day": …, "active": …, "per_minute": …,
 "gpu_hours_per_day": …}. The GPU-time quota counts the accelerator time the user's runs held in the last
 day (device_time.py); once it is spent, new submissions are refused until enough of it is a day old.
-Staff users are exempt. Counts come from the database, so every web process sees the same numbers.
+A submission under a team counts against the team's quota (the team's submissions, whoever made them, and
+their GPU time), SUBMISSION_TEAM_QUOTAS overriding those defaults for teams. Staff users are exempt.
+Counts come from the database, so every web process sees the same numbers.
 
 A refused upload (bad fields, a bad or oversized bundle) counts against the per-minute rate limit like a
 submission: refusing costs the server work too (parsing the bundle), so an upload over the rate limit is
@@ -43,13 +46,21 @@ class QuotaExceeded(Exception):
         self.retry_after = retry_after
 
 
-def current_quota() -> Quota:
-    return replace(Quota(), **getattr(settings, "SUBMISSION_QUOTAS", {}))
+def current_quota(team=None) -> Quota:
+    quota = replace(Quota(), **getattr(settings, "SUBMISSION_QUOTAS", {}))
+    if team is not None:
+        quota = replace(quota, **getattr(settings, "SUBMISSION_TEAM_QUOTAS", {}))
+    return quota
 
 
-def charged(user):
-    """The user's submissions that count against the quota (errored-by-infrastructure ones do not)."""
-    return Submission.objects.filter(user=user, counts_against_quota=True)
+def owned(user, team=None):
+    """The submissions a quota counts: the team's when submitting under a team, else the user's own."""
+    return Submission.objects.filter(team=team) if team is not None else Submission.objects.filter(user=user)
+
+
+def charged(user, team=None):
+    """The submissions that count against the quota (errored-by-infrastructure ones do not)."""
+    return owned(user, team).filter(counts_against_quota=True)
 
 
 def refusal_key(user) -> str:
@@ -76,11 +87,11 @@ def recent_refusals(user, now: datetime.datetime) -> int:
     return counter.count if counter else 0
 
 
-def usage(user, now: datetime.datetime | None = None) -> dict[str, int]:
-    """Counts the quota is checked against."""
+def usage(user, now: datetime.datetime | None = None, team=None) -> dict[str, int]:
+    """Counts the quota is checked against (the team's when submitting under a team)."""
     now = now or timezone.now()
-    mine = charged(user)
-    submitted = Submission.objects.filter(user=user, created__gte=now - RATE_WINDOW).count()
+    mine = charged(user, team)
+    submitted = owned(user, team).filter(created__gte=now - RATE_WINDOW).count()
     return {
         "per_day": mine.filter(created__gte=now - datetime.timedelta(days=1)).count(),
         "active": mine.filter(status__in=Submission.ACTIVE).count(),
@@ -101,29 +112,32 @@ def check_rate(user) -> None:
         )
 
 
-def check_quota(user, new: int = 1) -> None:
-    """Raise QuotaExceeded if `new` more submissions would take the user over any limit."""
+def check_quota(user, new: int = 1, team=None) -> None:
+    """Raise QuotaExceeded if `new` more submissions would take the user (or the team submitted under) over
+    any limit."""
     if user.is_staff:
         return
-    quota, used = current_quota(), usage(user)
+    quota, used = current_quota(team), usage(user, team=team)
+    whose = f"the team {team}: " if team is not None else ""
     if used["per_minute"] + new > quota.per_minute:
         raise QuotaExceeded(
-            f"rate limit: at most {quota.per_minute} uploads a minute, refused ones included", retry_after=60
+            f"{whose}rate limit: at most {quota.per_minute} uploads a minute, refused ones included",
+            retry_after=60,
         )
     if used["active"] + new > quota.active:
         raise QuotaExceeded(
-            f"at most {quota.active} submissions may be queued or running at once "
+            f"{whose}at most {quota.active} submissions may be queued or running at once "
             f"({used['active']} are); wait for one to finish",
             retry_after=300,
         )
     if used["per_day"] + new > quota.per_day:
         raise QuotaExceeded(
-            f"daily quota reached: {quota.per_day} submissions in 24 hours ({used['per_day']} used)",
+            f"{whose}daily quota reached: {quota.per_day} submissions in 24 hours ({used['per_day']} used)",
             retry_after=3600,
         )
     if used["gpu_seconds"] >= quota.gpu_hours_per_day * 3600:
         raise QuotaExceeded(
-            f"GPU-time quota reached: your runs held a GPU for {used['gpu_seconds'] / 3600:.2f} h in "
+            f"{whose}GPU-time quota reached: the runs held a GPU for {used['gpu_seconds'] / 3600:.2f} h in "
             f"24 hours (at most {quota.gpu_hours_per_day:g} h)",
             retry_after=3600,
         )

@@ -15,28 +15,40 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def issue_token(user, name: str = "") -> tuple[ApiToken, str]:
-    """Create a token for user; return the stored row and the clear token (shown once, never stored)."""
+def issue_token(user, name: str = "", team=None) -> tuple[ApiToken, str]:
+    """Create a token for user (a team's token when team is given: the user must be one of its members);
+    return the stored row and the clear token (shown once, never stored)."""
+    if team is not None and not team.has_member(user):
+        raise ValueError(f"{user} is not a member of the team {team}")
     clear = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        user=user, name=name, prefix=clear[:PREFIX_LENGTH], token_hash=hash_token(clear)
+        user=user, team=team, name=name, prefix=clear[:PREFIX_LENGTH], token_hash=hash_token(clear)
     )
     return token, clear
 
 
-def authenticate(clear: str):
-    """The active user owning this token, or None; records when the token was last used."""
+def authenticate_token(clear: str) -> ApiToken | None:
+    """The active token of this text, its user active (and, for a team's token, still a member), or None;
+    records when the token was last used."""
     if not clear or not clear.startswith(TOKEN_PREFIX):
         return None
     token = (
-        ApiToken.objects.select_related("user")
+        ApiToken.objects.select_related("user", "team")
         .filter(token_hash=hash_token(clear), revoked_at__isnull=True)
         .first()
     )
     if token is None or not token.user.is_active:
         return None
+    if token.team is not None and not token.team.has_member(token.user):
+        return None
     ApiToken.objects.filter(pk=token.pk).update(last_used=timezone.now())
-    return token.user
+    return token
+
+
+def authenticate(clear: str):
+    """The active user owning this token, or None; records when the token was last used."""
+    token = authenticate_token(clear)
+    return token.user if token else None
 
 
 def bearer_token(request) -> str:

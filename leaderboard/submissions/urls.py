@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.submissions import api, views
+from leaderboard.submissions import api, public_kernels, views
 
 app_name = "submissions"
 
@@ -20,4 +20,6 @@ urlpatterns = [
     path("api/submissions", api.submissions, name="api_submissions"),
     path("api/submissions/<int:pk>", api.submission, name="api_submission"),
     path("api/submissions/<int:pk>/cancel", api.cancel_submission, name="api_cancel"),
+    path("runs/<int:pk>/kernels/", public_kernels.run_kernels, name="public_run_kernels"),
+    path("public/kernels/<int:pk>/", public_kernels.kernel, name="public_kernel"),
 ]

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from leaderboard.models import ApiToken, EvaluationRun, Submission, SubmissionKernel, TaskResult
-from leaderboard.submissions import tokens
+from leaderboard.submissions import public_kernels, tokens
 from leaderboard.submissions.api import is_final
 from leaderboard.submissions.archives import Limits
 from leaderboard.submissions.bundles import BundleError
@@ -164,6 +164,8 @@ def run(request, pk):
 def kernel_source(request, pk):
     kernel = get_object_or_404(SubmissionKernel.objects.select_related("submission", "source", "task"), pk=pk)
     if not may_see_sources(request.user, kernel.submission):
+        if public_kernels.is_public(kernel):  # its submitter made it public: its public page
+            return redirect("submissions:public_kernel", kernel.pk)
         return HttpResponseForbidden("Kernel sources are shown to their owner and to staff.")
     if request.GET.get("raw"):
         return HttpResponse(kernel.source.text, content_type="text/plain; charset=utf-8")

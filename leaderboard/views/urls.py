@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.views import api, compare, export, pages, reference
+from leaderboard.views import api, compare, data, export, feed, pages, reference
 
 app_name = "leaderboard"
 
@@ -22,4 +22,7 @@ urlpatterns = [
     path("api/entries/<int:pk>", api.entry, name="api-entry"),
     path("compare/", compare.compare, name="compare"),
     path("api/entries/<int:pk>/eval_results.json", api.eval_results, name="api-eval-results"),
+    path("feed.atom", feed.ChangeFeed(), name="feed"),
+    path("changes/", feed.changes, name="changes"),
+    path("api/data.json", data.data_json, name="api-data"),
 ]

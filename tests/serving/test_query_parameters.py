@@ -69,6 +69,7 @@ def board(db):
         "log": result.pk, "detail": board.run.submission_id, "task_table": board.run.submission_id,
         "api_submission": board.run.submission_id, "cancel": board.run.submission_id,
         "api_cancel": board.run.submission_id, "revoke_token": 1, "api-eval-results": board.alpha.pk,
+        "public_run_kernels": board.run.pk, "public_kernel": result.kernel_id,
     }  # fmt: skip
     return board
 

@@ -44,6 +44,12 @@ class Command(BaseCommand):
             default="",
             help="Task suite (default: kernelbench once imported on the site, else builtin).",
         )
+        parser.add_argument(
+            "--public",
+            action="store_true",
+            help="Make the kernels public once a run of them is verified (default: private).",
+        )
+        parser.add_argument("--team", default="", help="Submit under this team (its slug or name).")
         parser.add_argument("--server", help="Base URL of the leaderboard, e.g. http://127.0.0.1:8000.")
         parser.add_argument("--token", help="API token (from issue_token).")
         parser.add_argument("--user", help="Without --server: submit as this user into the local database.")
@@ -53,6 +59,7 @@ class Command(BaseCommand):
         if not bundle.is_file():
             raise CommandError(f"{bundle}: no such file")
         fields = {name: str(options.get(name) or "") for name in client.FIELDS}
+        fields["public"] = "true" if options["public"] else ""
         if server:
             self.submit_remote(server, token, bundle, fields, wait)
         elif user:
