@@ -47,6 +47,8 @@ MIDDLEWARE = [
     # First: a body over its path's limit is refused before anything reads it (leaderboard/serving/).
     "leaderboard.serving.limits.RequestBodyLimitMiddleware",
     "leaderboard.serving.limits.QueryStringMiddleware",
+    # GETs of the read API counted per client address (429 past API_READ_RATE_LIMIT), cached answers too.
+    "leaderboard.serving.ratelimit.ReadApiRateLimitMiddleware",
     # Anonymous answers of the public read pages, kept per process under the data version.
     "leaderboard.serving.page_cache.PageCacheMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -215,9 +217,4 @@ API_READ_RATE_CACHE = os.environ.get("API_READ_RATE_CACHE", "default")
 # Proxies whose X-Forwarded-For names the client; their own requests without it are not limited.
 API_READ_RATE_PROXIES = frozenset(
     a.strip() for a in os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1").split(",") if a.strip()
-)
-# Early, right after the request limits: a refused read costs no session or view work.
-MIDDLEWARE.insert(
-    MIDDLEWARE.index("leaderboard.serving.limits.QueryStringMiddleware") + 1,
-    "leaderboard.serving.ratelimit.ReadApiRateLimitMiddleware",
 )
