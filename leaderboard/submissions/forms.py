@@ -119,9 +119,13 @@ class UploadForm(EntryFieldsForm):
         help_text=TEAM_HELP,
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["hardware"].initial = default_hardware()
+        mine = Team.objects.filter(memberships__user=user) if user is not None else Team.objects.none()
+        self.fields["team"].queryset = mine.order_by("name")
+        if not mine.exists():
+            self.fields["team"].widget = forms.HiddenInput()
 
     def clean(self):
         data = super().clean()

@@ -45,10 +45,10 @@ def find_submission(pk):
 def upload(request):
     """The upload form. Refusals (413, 400) count against the rate limit; fields are checked (400) before
     the rate limit (429), which is checked before the bundle is read."""
-    form = UploadForm(request.POST or None, request.FILES or None)
+    form = UploadForm(request.POST or None, request.FILES or None, user=request.user)
     status, over_limit = 200, ""
     if request.method == "POST" and too_large(request):
-        form = UploadForm()
+        form = UploadForm(user=request.user)
         over_limit = f"The upload is over {Limits().max_upload_bytes} bytes, the most a bundle may be."
         status = 413
     elif request.method == "POST" and form.is_valid():

@@ -140,3 +140,15 @@ def test_a_team_s_gpu_time_is_its_members_runs_under_it(settings, user, team, bo
     with pytest.raises(QuotaExceeded, match=r"^the team Kernel Lab: GPU-time quota reached"):
         check_quota(bob, team=team)
     check_quota(bob)  # bob's own GPU time is untouched
+
+
+def test_the_upload_form_lists_only_the_visitor_s_own_teams(client, user, team, bob):
+    Team.objects.create(name="Someone Else's Lab")
+    client.force_login(user)
+    page = client.get("/submit/").content.decode()
+    assert "Kernel Lab" in page
+    assert "Someone Else" not in page
+    client.force_login(bob)  # in no team: the choice is not offered at all
+    page = client.get("/submit/").content.decode()
+    assert "Kernel Lab" not in page
+    assert "Someone Else" not in page
