@@ -1,7 +1,7 @@
 """Models of the leaderboard: what was measured (catalogue), how (metrics), the numbers (scores), the
 submissions and their evaluations, and API tokens."""
 
-from leaderboard.models.access import LoginFailureCount
+from leaderboard.models.access import WindowedCounter
 from leaderboard.models.catalogue import Baseline, Benchmark, Entry, Hardware, Level, Method, MethodKind
 from leaderboard.models.curation import CurationState, Lane, Provenance
 from leaderboard.models.evaluations import EvaluationRun, TaskResult
@@ -37,7 +37,7 @@ __all__ = [
     "Lane",
     "Level",
     "LeaderSnapshot",
-    "LoginFailureCount",
+    "WindowedCounter",
     "Method",
     "MethodKind",
     "MethodOwnership",

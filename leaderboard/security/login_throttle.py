@@ -1,7 +1,7 @@
 """Login throttling: after too many failed logins for one user name, or from one address, refuse logins
 there for a while (the password guesser learns nothing more, however right its next guess is).
 
-Counts live in the database (`LoginFailureCount`), one row per user name or address, each bumped by one
+Counts live in the database (`WindowedCounter`), one row per user name or address, each bumped by one
 atomic upsert, so every web process on every host counts against the same limit.
 """
 
@@ -14,7 +14,7 @@ from django.db import connection
 from django.dispatch import receiver
 from django.utils import timezone
 
-from leaderboard.models import LoginFailureCount
+from leaderboard.models import WindowedCounter
 
 MAX_FAILURES = 10
 WINDOW_S = 15 * 60
@@ -39,7 +39,7 @@ def window_start() -> datetime.datetime:
 
 def throttled(username: str | None, request) -> bool:
     allowed, _ = limits()
-    return LoginFailureCount.objects.filter(
+    return WindowedCounter.objects.filter(
         key__in=counter_keys(username, request), window_started__gt=window_start(), count__gte=allowed
     ).exists()
 
@@ -64,7 +64,7 @@ def upsert_sql() -> str:
     SQLite alike)."""
     quote = connection.ops.quote_name
     table, key, count, started = (
-        quote(name) for name in (LoginFailureCount._meta.db_table, "key", "count", "window_started")
+        quote(name) for name in (WindowedCounter._meta.db_table, "key", "count", "window_started")
     )
     current = f"{table}.{started} > %s"
     return (
@@ -84,4 +84,4 @@ def count_failure(sender, credentials, request=None, **kwargs):
     with connection.cursor() as cursor:
         for key in counter_keys(credentials.get("username"), request):
             cursor.execute(sql, [key, now, oldest, oldest, now])
-    LoginFailureCount.objects.filter(window_started__lte=window_start()).delete()
+    WindowedCounter.objects.filter(window_started__lte=window_start()).delete()

@@ -6,10 +6,10 @@ from leaderboard.models import (
     ApiToken,
     EvaluationRun,
     KernelSource,
-    LoginFailureCount,
     Submission,
     SubmissionKernel,
     TaskResult,
+    WindowedCounter,
 )
 from leaderboard.submissions.lifecycle import cancel, reverify
 from leaderboard.submissions.routing import SubmissionRefused
@@ -127,9 +127,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
         messages.info(request, f"{revoke(queryset)} token(s) revoked.")
 
 
-@admin.register(LoginFailureCount)
-class LoginFailureCountAdmin(admin.ModelAdmin):
-    """Who is being throttled; deleting a row lets that user name or address log in again at once."""
+@admin.register(WindowedCounter)
+class WindowedCounterAdmin(admin.ModelAdmin):
+    """Who is being throttled; deleting a row lets that user name or address log in (or that user upload)
+    again at once."""
 
     list_display = ("key", "count", "window_started")
     search_fields = ("key",)

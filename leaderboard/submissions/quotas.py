@@ -11,7 +11,7 @@ Counts come from the database, so every web process sees the same numbers.
 A refused upload (bad fields, a bad or oversized bundle) counts against the per-minute rate limit like a
 submission: refusing costs the server work too (parsing the bundle), so an upload over the rate limit is
 answered 429 before its bundle is read. The refusals are counted per user in the database's windowed
-counter table (the one the login throttle keeps its failure counts in), under keys of their own.
+counter table (`WindowedCounter`, which the login throttle counts failures in), under keys of their own.
 """
 
 import datetime
@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from leaderboard.models import LoginFailureCount, Submission
+from leaderboard.models import Submission, WindowedCounter
 from leaderboard.submissions import device_time
 
 RATE_WINDOW = datetime.timedelta(minutes=1)
@@ -70,7 +70,7 @@ def refusal_key(user) -> str:
 def count_refusal(user) -> None:
     """Count a refused upload against the user's rate limit (one atomic update, or a new window)."""
     now = timezone.now()
-    counters = LoginFailureCount.objects.filter(key=refusal_key(user))
+    counters = WindowedCounter.objects.filter(key=refusal_key(user))
     if counters.filter(window_started__gt=now - RATE_WINDOW).update(count=F("count") + 1):
         return
     try:
@@ -81,7 +81,7 @@ def count_refusal(user) -> None:
 
 
 def recent_refusals(user, now: datetime.datetime) -> int:
-    counter = LoginFailureCount.objects.filter(
+    counter = WindowedCounter.objects.filter(
         key=refusal_key(user), window_started__gt=now - RATE_WINDOW
     ).first()
     return counter.count if counter else 0

@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
-from leaderboard.models import ApiToken, LoginFailureCount, Provenance, Score, Submission
+from leaderboard.models import ApiToken, Provenance, Score, Submission, WindowedCounter
 from leaderboard.security import login_throttle
 from leaderboard.security.headers import CONTENT_SECURITY_POLICY
 from leaderboard.submissions import api, verified
@@ -333,7 +333,7 @@ def test_logins_are_refused_after_ten_failures_even_with_the_right_password(clie
     client.post("/accounts/login/", {"username": "owner", "password": "owner-password-1"})
     assert "_auth_user_id" not in client.session
     passed = timezone.now() - datetime.timedelta(seconds=login_throttle.WINDOW_S + 1)
-    LoginFailureCount.objects.update(window_started=passed)  # ... and this is the window having passed
+    WindowedCounter.objects.update(window_started=passed)  # ... and this is the window having passed
     response = client.post("/accounts/login/", {"username": "owner", "password": "owner-password-1"})
     assert response.status_code == 302
     assert client.session["_auth_user_id"] == str(owner.pk)
@@ -354,13 +354,13 @@ def test_the_login_throttle_counts_addresses_too(owner, django_user_model):
 def test_a_failure_after_the_window_starts_a_new_count_and_old_windows_are_forgotten(client, owner):
     for _ in range(3):
         client.post("/accounts/login/", {"username": "Owner", "password": "wrong"})
-    counts = dict(LoginFailureCount.objects.values_list("key", "count"))
+    counts = dict(WindowedCounter.objects.values_list("key", "count"))
     assert counts == {"user:owner": 3, "address:127.0.0.1": 3}
     passed = timezone.now() - datetime.timedelta(seconds=login_throttle.WINDOW_S + 1)
-    LoginFailureCount.objects.filter(key="user:owner").update(window_started=passed)
-    LoginFailureCount.objects.create(key="user:someone-else", count=9, window_started=passed)
+    WindowedCounter.objects.filter(key="user:owner").update(window_started=passed)
+    WindowedCounter.objects.create(key="user:someone-else", count=9, window_started=passed)
     client.post("/accounts/login/", {"username": "owner", "password": "wrong"})
-    counts = dict(LoginFailureCount.objects.values_list("key", "count"))
+    counts = dict(WindowedCounter.objects.values_list("key", "count"))
     assert counts == {"user:owner": 1, "address:127.0.0.1": 4}
 
 
