@@ -204,6 +204,17 @@ def cell_conventions(row: almanac.TableRow, cell: almanac.Cell) -> dict:
 # --- the launch-post list ------------------------------------------------------------------------------
 
 
+CATALOGUE_FACTS = (("hardware", "hardware {}"), ("n_tasks", "{} tasks"), ("baseline", "baseline {}"))
+
+
+def catalogue_facts(annotation: dict) -> dict[str, str]:
+    """A metadata line naming what the entry takes from the project's catalogue, not from the almanac."""
+    facts = [form.format(annotation[key]) for key, form in CATALOGUE_FACTS if annotation.get(key)]
+    if not facts:
+        return {}
+    return {"from the catalogue": ", ".join(facts) + " (leaderboard/seed/catalogue.toml, read from the post)"}
+
+
 def import_launch_posts(posts: almanac.LaunchPostList, writer: Writer) -> None:
     level = Level.objects.get(benchmark__slug="kernelbench", number=posts.level)
     metrics = Metric.objects.in_bulk()
@@ -227,7 +238,11 @@ def import_launch_posts(posts: almanac.LaunchPostList, writer: Writer) -> None:
                 "date": post.date.replace(day=1),
                 "n_tasks": annotation.get("n_tasks"),
                 "baseline": readings[0].baseline,
-                "metadata": {"post date": post.date.isoformat(), "as written": post.as_written},
+                "metadata": {
+                    "post date": post.date.isoformat(),
+                    "as written": post.as_written,
+                    **catalogue_facts(annotation),
+                },
             },
             on_create={"notes": annotation.get("notes", "")},
         )

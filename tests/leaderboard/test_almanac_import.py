@@ -121,6 +121,16 @@ def test_level_3_launch_posts(seeded):
     assert Source.objects.get(title="Qwen3.7-Plus launch post").published.isoformat() == "2026-06-01"
 
 
+def test_facts_from_the_catalogue_say_so_on_the_entry_page(seeded, client):
+    glm = Entry.objects.get(label="GLM-5.1")
+    assert glm.metadata["from the catalogue"].startswith("hardware H100, 50 tasks, baseline eager (")
+    max_ = Entry.objects.get(label="Qwen3.7-Max").metadata["from the catalogue"]
+    assert max_.startswith("baseline unstated (")  # the catalogue's reading that the post states none
+    page = client.get(f"/entries/{glm.pk}/").content.decode()
+    assert "hardware H100, 50 tasks, baseline eager" in page
+    assert "All 50 L3 problems" in page  # the catalogue's note
+
+
 def database_state():
     history = sum(model.history.count() for model in (Method, Entry, Score))
     scores = sorted(Score.objects.values_list("entry__import_key", "metric_id", "value", "as_written"))
