@@ -154,24 +154,37 @@ def current_leader(level_number: int, view: str):
 def record_leaders(level_ids) -> list[LeaderSnapshot]:
     """Store a snapshot for each followed view of these levels whose #1 changed; return the new ones."""
     made = []
-    for level in Level.objects.filter(pk__in=level_ids):
-        for view in LEADER_VIEWS:
-            top, metric_id = current_leader(level.number, view)
-            last = LeaderSnapshot.objects.filter(level=level, view=view).first()
-            entry_id = top.entry_id if top else None
-            if (last.entry_id if last else None) == entry_id:
-                continue
-            value = top.value_of(metric_id) if top else None
-            made.append(
-                LeaderSnapshot.objects.create(
-                    level=level,
-                    view=view,
-                    entry_id=entry_id,
-                    metric_id=metric_id if top else "",
-                    value=value if isinstance(value, int | float) else None,
-                    previous_entry_id=last.entry_id if last else None,
-                )
+    for level_id in sorted(level_ids):
+        made += record_level_leaders(level_id)
+    return made
+
+
+@transaction.atomic
+def record_level_leaders(level_id: int) -> list[LeaderSnapshot]:
+    """One level's new snapshots, with its row locked (on PostgreSQL; SQLite has no row locks): two
+    processes committing scores at once compare with each other's snapshot, so one change of #1 is
+    recorded once."""
+    level = Level.objects.select_for_update().filter(pk=level_id).first()
+    if level is None:
+        return []
+    made = []
+    for view in LEADER_VIEWS:
+        top, metric_id = current_leader(level.number, view)
+        last = LeaderSnapshot.objects.filter(level=level, view=view).first()
+        entry_id = top.entry_id if top else None
+        if (last.entry_id if last else None) == entry_id:
+            continue
+        value = top.value_of(metric_id) if top else None
+        made.append(
+            LeaderSnapshot.objects.create(
+                level=level,
+                view=view,
+                entry_id=entry_id,
+                metric_id=metric_id if top else "",
+                value=value if isinstance(value, int | float) else None,
+                previous_entry_id=last.entry_id if last else None,
             )
+        )
     return made
 
 
