@@ -6,7 +6,7 @@ from django.http import HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from leaderboard.models import ApiToken, EvaluationRun, Submission, SubmissionKernel, TaskResult
+from leaderboard.models import ApiToken, EvaluationRun, Submission, SubmissionKernel, TaskResult, Team
 from leaderboard.submissions import public_kernels, tokens
 from leaderboard.submissions.api import is_final
 from leaderboard.submissions.archives import Limits
@@ -93,7 +93,8 @@ def render_mine(request, new_token: str = "", account_page: bool = False):
         "submissions": Submission.objects.filter(user=request.user).select_related(
             "entry__method", "entry__level"
         ),
-        "tokens": ApiToken.objects.filter(user=request.user),
+        "tokens": ApiToken.objects.filter(user=request.user).select_related("team"),
+        "teams": Team.objects.filter(memberships__user=request.user).order_by("name"),
         "quota": current_quota(),
         "usage": usage(request.user),
         "new_token": new_token,
@@ -110,8 +111,15 @@ def mine(request):
 @login_required
 @require_POST
 def create_token(request):
-    """Issue a token and show it once, on this response only."""
-    _, clear = tokens.issue_token(request.user, name=request.POST.get("name", "")[:100])
+    """Issue a token (a team's, when one of the user's teams is chosen) and show it once, on this response
+    only."""
+    team = None
+    if request.POST.get("team"):
+        team = Team.objects.filter(slug=request.POST["team"], memberships__user=request.user).first()
+        if team is None:
+            messages.error(request, "You are not a member of that team: no token was created.")
+            return redirect("submissions:mine")
+    _, clear = tokens.issue_token(request.user, name=request.POST.get("name", "")[:100], team=team)
     return render_mine(request, new_token=clear)
 
 

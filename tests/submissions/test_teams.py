@@ -1,11 +1,13 @@
 """Teams: members submit under a team (form, API, a team's token, CLI), a team owns its new methods and
 its tokens, quotas are the team's when submitting under it, and the admin manages them."""
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from leaderboard.models import MethodOwnership, Submission, Team, TeamMembership
+from leaderboard.models import ApiToken, MethodOwnership, Submission, Team, TeamMembership
 from leaderboard.submissions.quotas import QuotaExceeded, check_quota
 from leaderboard.submissions.tokens import authenticate_token, issue_token
 from tests.submissions.samples import TORCH_RELU_KERNEL, kernel_name, zip_bytes
@@ -152,3 +154,14 @@ def test_the_upload_form_lists_only_the_visitor_s_own_teams(client, user, team, 
     page = client.get("/submit/").content.decode()
     assert "Kernel Lab" not in page
     assert "Someone Else" not in page
+
+
+def test_a_member_creates_a_team_token_on_the_account_page(client, user, team, bob):
+    client.force_login(user)
+    page = client.post("/submissions/tokens/", {"name": "lab ci", "team": "kernel-lab"}).content.decode()
+    clear = re.search(r"kbl_[\w-]+", page).group(0)
+    assert authenticate_token(clear).team == team
+    assert "Kernel Lab" in client.get("/submissions/").content.decode()  # the token list names the team
+    client.force_login(bob)  # not a member: refused, nothing created
+    assert client.post("/submissions/tokens/", {"team": "kernel-lab"}).status_code == 302
+    assert not ApiToken.objects.filter(user=bob).exists()
