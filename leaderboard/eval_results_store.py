@@ -146,17 +146,12 @@ def store_scores(entry, source, outcomes, n_tasks: int, baseline: str) -> None:
         Score.objects.create(
             entry=entry,
             metric_id=aggregate.metric_id,
-            value=aggregate.value,
+            **aggregate.score_fields(),
             provenance=Provenance.REPORTED,
             source=source,
             source_table="eval_results.json",
             as_written=f"{aggregate.value:g} (computed from per-task results)",
-            aggregation=aggregate.aggregation,
-            threshold_op=aggregate.threshold_op,
-            denominator=aggregate.denominator,
             baseline=baseline,
             n_tasks=n_tasks,
-            ci_low=aggregate.ci_low,
-            ci_high=aggregate.ci_high,
             notes=IMPORT_NOTE,
         )

@@ -102,6 +102,17 @@ class Aggregate:
     ci_low: float | None = None
     ci_high: float | None = None
 
+    def score_fields(self) -> dict:
+        """The value and its conventions as a Score stores them (every writer of computed scores uses it)."""
+        return {
+            "value": self.value,
+            "aggregation": self.aggregation,
+            "threshold_op": self.threshold_op,
+            "denominator": self.denominator,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+        }
+
 
 def _correct_speedups(outcomes: Iterable[TaskOutcome]) -> list[float]:
     return [o.speedup for o in outcomes if o.counts]
