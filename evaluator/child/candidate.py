@@ -76,10 +76,7 @@ class Candidate(Child):
     """Import, construct, run trials, stream outputs, time rounds; report facts."""
 
     def setup(self) -> None:
-        integrity.set_precision_defaults()
-        torch.set_grad_enabled(False)
-        if self.device == "cpu":
-            torch.set_num_threads(1)  # two processes take turns on a shared CPU: neither may crowd the other
+        integrity.settle_torch(self.device)
         self.mode = self.spec["mode"]
         self.plan = TimingPlan(**self.spec["timing"])
         self.check_inputs = bool(self.spec["check_inputs"])

@@ -68,6 +68,15 @@ def set_precision_defaults() -> None:
     torch.set_float32_matmul_precision("highest")
 
 
+def settle_torch(device: str) -> None:
+    """What both children of a task set before anything runs: full fp32, no autograd, and on the CPU one
+    thread each (two processes take turns on a shared CPU: neither may crowd the other)."""
+    set_precision_defaults()
+    torch.set_grad_enabled(False)
+    if device == "cpu":
+        torch.set_num_threads(1)
+
+
 def precision_state() -> dict[str, Any]:
     """The global numeric settings a kernel could flip to make a low-precision result agree."""
     matmul = torch.backends.cuda.matmul

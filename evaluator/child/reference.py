@@ -27,10 +27,7 @@ class Reference(Child):
     """The task's Model, its compiled twin, the current trial's expected output and its comparison."""
 
     def setup(self) -> None:
-        integrity.set_precision_defaults()
-        torch.set_grad_enabled(False)
-        if self.device == "cpu":
-            torch.set_num_threads(1)  # two processes take turns on a shared CPU: neither may crowd the other
+        integrity.settle_torch(self.device)
         self.plan = TimingPlan(**self.spec["timing"])
         self.tolerance = float(self.spec["tolerance"])
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 from evaluator import HARNESS_VERSION
 
-# The settings every child pins before it computes (evaluator.child.integrity.set_precision_defaults).
+# The settings every child pins before it computes (evaluator.child.integrity.settle_torch).
 PRECISION = {
     "dtype": "fp32",
     "float32_matmul_precision": "highest",
