@@ -52,3 +52,20 @@ def _fresh_table_cache():
 
     table_cache.tables.clear()
     page_cache.store.clear()
+
+
+@pytest.fixture
+def browser():
+    """Debian's Chromium (tests/browser/chromium.py)."""
+    from tests.browser.chromium import launched_chromium
+
+    with launched_chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def browser_page(browser):
+    """A desktop-sized Chromium tab."""
+    from tests.browser.chromium import new_page
+
+    return new_page(browser, {"width": 1440, "height": 1000})

@@ -2,11 +2,7 @@
 
 import pytest
 
-from tests.browser.test_leaderboard_browser import (  # noqa: F401 - browser_page is the fixture
-    CANVAS_INK,
-    SCREENSHOTS,
-    browser_page,
-)
+from tests.browser.test_leaderboard_browser import CANVAS_INK, SCREENSHOTS
 from tests.leaderboard import factories
 
 pytestmark = pytest.mark.browser
@@ -21,7 +17,7 @@ def two_runs(transactional_db):
     return first, second
 
 
-def test_the_comparison_scatter_draws(live_server, two_runs, browser_page):  # noqa: F811 - the fixture
+def test_the_comparison_scatter_draws(live_server, two_runs, browser_page):
     first, second = two_runs
     errors = []
     browser_page.on("pageerror", lambda error: errors.append(str(error)))

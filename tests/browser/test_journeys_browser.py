@@ -2,14 +2,13 @@
 the screen, the view's main score on the first screen, every default column visible on a desktop, the
 home cards filled, a value's popover linking its source, and sign-up → submit page → my submissions."""
 
-import os
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from tests.browser.test_leaderboard_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
+from tests.browser.chromium import new_page
 from tests.leaderboard import factories
 
 pytestmark = pytest.mark.browser
@@ -22,32 +21,6 @@ PASSWORD = "a-long-browser-pass-51"
 OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 TABLE_FIT = """() => { const box = document.querySelector('.table-wrap');
   return [box.scrollWidth - box.clientWidth, box.scrollHeight - box.clientHeight]; }"""
-
-
-@pytest.fixture
-def browser():
-    """Debian's Chromium; skipped without it unless REQUIRE_BROWSER=1 makes that a failure."""
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is not installed (apt-get install chromium); the browser test needs it"
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-def new_page(browser, viewport: dict):
-    page = browser.new_page(viewport=viewport)
-    page.set_default_timeout(TIMEOUT_MS)
-    return page
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """A real browser on the leaderboard: Playwright drives Debian's Chromium against the live server to sort by
 a header, apply a filter, move p, see the charts draw, and save a screenshot."""
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,17 +9,7 @@ from django.core.management import call_command
 
 from tests.leaderboard import factories
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
-TIMEOUT_MS = 20_000
 
 pytestmark = pytest.mark.browser
 
@@ -34,26 +23,6 @@ CANVAS_INK = """
   return inked;
 }
 """
-
-
-@pytest.fixture
-def browser_page():
-    """A Chromium page; skipped without Debian's chromium unless REQUIRE_BROWSER=1 makes that a failure."""
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is not installed (apt-get install chromium); the browser test needs it"
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            page.set_default_timeout(TIMEOUT_MS)
-            yield page
-        finally:
-            browser.close()
 
 
 @pytest.fixture

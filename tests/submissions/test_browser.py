@@ -1,39 +1,22 @@
 """A newcomer's path in a real browser: log in, upload a bundle, watch the progress bar fill while a real
 worker evaluates it on the CPU, then see the verified scores on the submission's entry."""
 
-import os
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
+from tests.browser.chromium import new_page
 from tests.submissions.samples import TORCH_GELU_KERNEL, TRITON_RELU_KERNEL, kernel_name, zip_bytes
 
-CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture
-def page():
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is not installed (apt-get install chromium)"
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            tab = browser.new_page(viewport={"width": 1280, "height": 900})
-            tab.set_default_timeout(20_000)
-            yield tab
-        finally:
-            browser.close()
+def page(browser):
+    return new_page(browser, {"width": 1280, "height": 900})
 
 
 @pytest.mark.django_db(transaction=True)
