@@ -49,11 +49,11 @@ MIDDLEWARE = [
     "leaderboard.serving.limits.QueryStringMiddleware",
     # GETs of the read API counted per client address (429 past API_READ_RATE_LIMIT), cached answers too.
     "leaderboard.serving.ratelimit.ReadApiRateLimitMiddleware",
-    # Anonymous answers of the public read pages, kept per process under the data version.
-    "leaderboard.serving.page_cache.PageCacheMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files served by the application itself, DEBUG or not (compressed, cached).
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Anonymous answers of the public read pages, kept per process under the data version.
+    "leaderboard.serving.page_cache.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

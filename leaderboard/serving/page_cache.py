@@ -7,8 +7,9 @@ read *before* the view runs, so an answer stored under version v was built from 
 and the first change to shown data (which bumps the version in its own transaction) makes every stored
 answer unreachable. Only anonymous requests are served from it: no cookie but the CSRF one, no
 Authorization header; only plain 200 answers that set no cookie and used no CSRF token are stored. It sits
-just inside the request limits, so a hit skips sessions, authentication and the view; the headers the
-middlewares inside it added (security policies, Vary) are stored with the answer and replayed.
+just inside the request limits, the rate limit, Django's security middleware and the static files (which
+never reach it), so a hit skips sessions, authentication and the view; the headers the middlewares inside
+it added (security policies, Vary) are stored with the answer and replayed.
 """
 
 import logging
