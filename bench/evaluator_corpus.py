@@ -28,6 +28,7 @@ GPU_CORPUS = [
     ("adv_side_stream", MATMUL),
     ("adv_stale_memory", RELU),
     ("adv_cache_by_pointer", RELU),
+    ("adv_cache_by_identity", RELU),
     ("adv_return_input", RELU),
     ("adv_precision_flags", MATMUL),
     ("adv_monkeypatch_torch", RELU),

@@ -22,6 +22,8 @@ from evaluator.child.process import Child, load_module
 from evaluator.policy import TASK_MODULE, TimingPlan
 
 POISON_MIN_BYTES = 64 * 1024 * 1024
+# A trial's inputs are kept for the next one when they cost at most this much more than its output.
+KEEP_INPUTS_HEADROOM_BYTES = 256 * 1024 * 1024
 
 
 def layout(values: list[Any]) -> list[tuple]:
@@ -52,6 +54,33 @@ def describe_output(output: Any, values: list[Any]) -> dict[str, Any]:
         "dtype": str(output.dtype).removeprefix("torch."),
         "aliases": bool(output.numel()) and any(v.untyped_storage().data_ptr() == storage for v in tensors),
     }
+
+
+def into_storage(previous: list[Any], values: list[Any]) -> list[Any]:
+    """values copied into the previous trial's tensors where shape, strides, dtype and device match.
+
+    Every trial after the first then reads its inputs from the same addresses and tensor objects: a result
+    memoised by input address or identity answers with the previous trial's output, whatever the allocator.
+    """
+    placed = []
+    for old, new in zip(previous, values, strict=False):
+        if same_layout(old, new):
+            with torch.no_grad():
+                old.copy_(new)
+            new = old
+        placed.append(new)
+    return placed + values[len(placed) :]
+
+
+def same_layout(old: Any, new: Any) -> bool:
+    return (
+        type(old) is torch.Tensor
+        and type(new) is torch.Tensor
+        and old.shape == new.shape
+        and old.stride() == new.stride()
+        and (old.dtype, old.device) == (new.dtype, new.device)
+        and old.storage_offset() == new.storage_offset() == 0
+    )
 
 
 def warm_up_dynamo() -> None:
@@ -97,6 +126,7 @@ class Candidate(Child):
             raise TaskFailure(f"the task cannot be loaded: {error!r}") from error
         self.output = None
         self.output_seed = 0
+        self.trial_inputs = None
         self.slots = None
         self.emit({"event": "ready"})
 
@@ -184,6 +214,10 @@ class Candidate(Child):
         """Run one correctness trial; keep the output for streaming and report what this process sees."""
         self.output = None
         values = inputs.make_inputs(self.get_inputs, message["seed"], message["distribution"], self.device)
+        kept_inputs, self.trial_inputs = self.trial_inputs, None
+        if kept_inputs is not None and layout(kept_inputs[0]) == kept_inputs[1]:  # not re-laid out since
+            values = into_storage(kept_inputs[0], values)
+        del kept_inputs
         before = input_prints(values, message["input_seed"])
         shapes = layout(values)
         self.poison(message["output_bytes"])
@@ -198,6 +232,8 @@ class Candidate(Child):
             facts = self.facts(output, values, before, shapes, message["input_seed"])
         del reference_output
         self.output = kept if facts.get("exact_tensor") else None
+        if inputs.tensor_bytes(values) <= message["output_bytes"] + KEEP_INPUTS_HEADROOM_BYTES:
+            self.trial_inputs = values, layout(values)  # the next trial's inputs go into these tensors
         return {
             "event": "output",
             "facts": facts,
@@ -266,6 +302,7 @@ class Candidate(Child):
     def cmd_round(self, message: dict[str, Any]) -> dict[str, Any]:
         """Warm-up calls, then one timed call per seed (or calls on one fixed input set)."""
         self.input_seed = message["input_seed"]
+        self.trial_inputs = None
         flusher = getattr(self, "flusher", None) or timing.L2Flusher(self.device, self.plan.l2_flush)
         self.flusher = flusher
         loop = timing.Loop(
@@ -303,6 +340,7 @@ class Candidate(Child):
 
     def cmd_probe(self, message: dict[str, Any]) -> dict[str, Any]:
         """The deferred-work probe and, on a GPU, the kernels one call launches."""
+        self.trial_inputs = None
         values = self.make(message["seed"])
         try:
             self.poison(message["output_bytes"])

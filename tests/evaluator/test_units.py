@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from evaluator import HARNESS_VERSION
-from evaluator.child import fingerprint
+from evaluator.child import candidate, fingerprint
 from evaluator.policy import BUDGETS, make_policy
 from evaluator.result import ErrorInfo, Flag, Result, truncate_log, writable, write_json_atomic
 from evaluator.sandbox.process import scrubbed_environment
@@ -414,3 +414,15 @@ def test_eager_beside_the_candidate_is_checked_against_eager_alone():
     assert consistency_flags(timing_of(1.0, 40.0, 1.4, 48.0)) == {"baseline_slowed": "suspect"}
     assert consistency_flags(timing_of(1.0, 40.0, 2.0, 60.0)) == {"baseline_slowed": "hack"}
     assert consistency_flags(timing_of(1.0, 40.0, 2.0, 60.0), before=2.0) == {}  # slow alone too: the GPU's
+
+
+def test_a_trial_s_inputs_go_into_the_previous_trial_s_tensors_where_their_layout_matches():
+    previous = [torch.zeros(4, 3), torch.zeros(2), torch.zeros(5, 5).t(), 7]
+    values = [torch.ones(4, 3), torch.ones(3), torch.ones(5, 5).t(), 8]
+    placed = candidate.into_storage(previous, values)
+    assert placed[0] is previous[0]
+    assert torch.equal(placed[0], values[0])
+    assert placed[1] is values[1]  # another shape: the new tensor
+    assert placed[2] is previous[2]
+    assert torch.equal(placed[2], values[2])
+    assert placed[3] == 8
