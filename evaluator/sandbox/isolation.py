@@ -274,7 +274,27 @@ def child_plan(
 
 def _probe(layers: Layers, python: str, cuda: bool = False) -> str | None:
     """Launch a confined interpreter with these layers (initialising CUDA in it when asked); None when it
-    works, else why it does not."""
+    works, else why it does not. A probe cut off before it said why is tried once more."""
+    problem = _probe_once(layers, python, cuda)
+    if problem == CUT_OFF:
+        problem = _probe_once(layers, python, cuda)
+    return problem
+
+
+CUT_OFF = "the probe's interpreter stopped before it printed its error"
+
+
+def failure_reason(done: subprocess.CompletedProcess) -> str:
+    """The last line of a failed probe's output: its error, or CUT_OFF when its traceback has no error."""
+    lines = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
+    if not lines:
+        return f"exit status {done.returncode}"
+    if lines[-1].startswith(("Traceback (most recent call last)", "  ")):
+        return CUT_OFF
+    return lines[-1][-300:]
+
+
+def _probe_once(layers: Layers, python: str, cuda: bool) -> str | None:
     workdir = Path(tempfile.mkdtemp(prefix=temp_dir_prefix("probe")))
     group = None
     try:
@@ -303,10 +323,7 @@ def _probe(layers: Layers, python: str, cuda: bool = False) -> str | None:
             )
         except (OSError, subprocess.SubprocessError) as error:
             return f"{type(error).__name__}: {error}"
-        if done.returncode != 0:
-            lines = (done.stderr or done.stdout).strip().splitlines()
-            return lines[-1][-300:] if lines else f"exit status {done.returncode}"
-        return None
+        return failure_reason(done) if done.returncode != 0 else None
     finally:
         if group is not None:
             group.destroy()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.sandbox import cgroups, untrusted
+from evaluator.sandbox import cgroups, isolation, untrusted
 from tests.hardening.harness import ESCAPED, ROOT, entry, run_batch, sandbox_report, task
 
 RELU = task(1, "9_ReLU")
@@ -254,3 +254,14 @@ def test_on_a_gpu_host_a_layer_that_stops_cuda_is_left_out_and_reported(monkeypa
     assert (kept.landlock_abi, kept.new_root, kept.user) == (0, True, True)
     assert "CUDA does not initialise with it" in kept.absent["landlock"]
     assert isolation.keep_cuda_working(kept, "python3") is kept
+
+
+def test_a_probe_cut_off_mid_traceback_is_told_apart_from_its_error():
+    def done(stderr: str) -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess(["probe"], 1, "", stderr)
+
+    error = 'Traceback (most recent call last):\n  File "<string>", line 4\nOSError: [Errno 1] no\n'
+    assert isolation.failure_reason(done(error)) == "OSError: [Errno 1] no"
+    assert isolation.failure_reason(done("Traceback (most recent call last):\n")) == isolation.CUT_OFF
+    assert isolation.failure_reason(done(error[:60])) == isolation.CUT_OFF
+    assert isolation.failure_reason(done("")) == "exit status 1"
