@@ -2,7 +2,8 @@
 load, on PostgreSQL and on SQLite, at two concurrencies, side by side in one run.
 
     python bench/load_serving.py [--duration 10] [--concurrency 8,32] [--backends postgresql,sqlite]
-                                 [--page-cache on,off] [--database-url URL]
+                                 [--page-cache on,off] [--encodings identity,gzip]
+                                 [--worker-classes balanced,gthread] [--database-url URL]
 
 Needs `wrk` (Debian: `apt-get install -y wrk`) and, for the PostgreSQL half, a local PostgreSQL (the bench
 creates its own database, default serving_bench; the SQLite half uses a file of its own). Each backend is
@@ -14,12 +15,17 @@ answers and socket errors), the rate as a ratio of a trivial endpoint's measured
 are cached per server process, so every URL is first requested enough times to warm each process. With
 `--page-cache on,off` each backend is measured with the whole-answer cache of anonymous pages
 (leaderboard/serving/page_cache.py) and without it, one after the other (the trivial endpoint is among the
-cached pages, so its rate is the ceiling of each mode, not a fixed yardstick). wrk runs on the same machine
+cached pages, so its rate is the ceiling of each mode, not a fixed yardstick). `--encodings identity,gzip`
+measures each URL twice, without and with `Accept-Encoding: gzip` (what browsers and most clients send;
+hits are then replayed from the cache's gzip copy). `--worker-classes balanced,gthread` measures the site's
+worker (leaderboard/serving/gunicorn_worker.py) and gunicorn's own threaded worker one after the other.
+wrk runs on the same machine
 and takes CPU from the server. Nothing here asserts a time; the figures go to
 docs/performance.md ("Serving") by hand.
 """
 
 import argparse
+import itertools
 import logging
 import os
 import re
@@ -69,7 +75,12 @@ CONNECTIONS = (
 logger = logging.getLogger("bench.serving")
 
 
-def environment(database_url: str, work: Path, port: int, page_cache: str) -> dict[str, str]:
+WORKER_CLASSES = {"balanced": "", "gthread": "gthread"}  # "": the site's configured default
+
+
+def environment(
+    database_url: str, work: Path, port: int, page_cache: str, worker_class: str = "balanced"
+) -> dict[str, str]:
     return {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -82,16 +93,19 @@ def environment(database_url: str, work: Path, port: int, page_cache: str) -> di
         "WEB_BIND": f"127.0.0.1:{port}",
         "PYTHONUNBUFFERED": "1",
         "LEADERBOARD_PAGE_CACHE": "1" if page_cache == "on" else "0",
+        "WEB_WORKER_CLASS": WORKER_CLASSES[worker_class],
     }
 
 
-def wrk(url: str, duration: int, connections: int, script: Path) -> dict:
+def wrk(url: str, duration: int, connections: int, script: Path, encoding: str = "identity") -> dict:
     """One bounded wrk run: requests, requests/s, latency percentiles (ms) and errors."""
     command = [
         "wrk",
         f"-t{min(2, connections)}",
         f"-c{connections}",
         f"-d{duration}s",
+        "-H",
+        f"Accept-Encoding: {encoding}",
         "-s",
         str(script),
         url,
@@ -130,13 +144,21 @@ class ConnectionPeak:
 
 
 def serve_and_measure(
-    backend: str, database_url: str, args: argparse.Namespace, work: Path, page_cache: str
+    backend: str, database_url: str, args: argparse.Namespace, work: Path, page_cache: str, worker_class: str
 ) -> None:
     port = free_port()
-    env = environment(database_url, work / backend, port, page_cache)
+    env = environment(database_url, work / backend, port, page_cache, worker_class)
     subprocess.run([sys.executable, "-c", PREPARE], cwd=ROOT, env=env, check=True, timeout=3600)
     log = (work / f"{backend}-gunicorn.log").open("wb")
-    command = [sys.executable, "-m", "gunicorn", "--config", "python:leaderboard.serving.gunicorn_config"]
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--config",
+        "python:leaderboard.serving.gunicorn_config",
+        "--max-requests",
+        "0",
+    ]  # fmt: skip  (no process replaced mid-bench: steady state only)
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     script = work / "report.lua"
     script.write_text(WRK_REPORT)
@@ -148,19 +170,22 @@ def serve_and_measure(
                 urlopen(f"http://127.0.0.1:{port}{path}", timeout=120).read()
         workers, threads = web_size()
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        logger.info("%s, page cache %s: gunicorn %d processes x %d threads; load average %s",
-                    backend, page_cache, workers, threads, load)  # fmt: skip
+        logger.info("%s, page cache %s, %s worker: gunicorn %d processes x %d threads; load average %s",
+                    backend, page_cache, worker_class, workers, threads, load)  # fmt: skip
         for connections in args.concurrency:
             trivial = None
             for name, path in URLS.items():
-                with ConnectionPeak(database_url if backend == "postgresql" else None) as peak:
-                    figures = wrk(f"http://127.0.0.1:{port}{path}", args.duration, connections, script)
-                trivial = trivial or figures
-                held = f"  connections held {peak.peak:2d}" if backend == "postgresql" else ""
-                ratio = figures["rate"] / trivial["rate"] if trivial["rate"] else 0
-                logger.info(
-                    "  c=%-3d %-28s %s  x trivial %.2f%s", connections, name, line(figures), ratio, held
-                )
+                for encoding in args.encodings:
+                    url = f"http://127.0.0.1:{port}{path}"
+                    with ConnectionPeak(database_url if backend == "postgresql" else None) as peak:
+                        figures = wrk(url, args.duration, connections, script, encoding)
+                    trivial = trivial or figures
+                    held = f"  connections held {peak.peak:2d}" if backend == "postgresql" else ""
+                    ratio = figures["rate"] / trivial["rate"] if trivial["rate"] else 0
+                    label = f"{name} ({encoding})"
+                    logger.info(
+                        "  c=%-3d %-38s %s  x trivial %.2f%s", connections, label, line(figures), ratio, held
+                    )
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -182,7 +207,10 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10, help="Seconds of wrk load per URL.")
     parser.add_argument("--concurrency", default="8,32", help="wrk connections, comma-separated.")
     parser.add_argument("--page-cache", default="on", help="on, off or on,off: the whole-answer cache.")
+    parser.add_argument("--encodings", default="identity", help="identity, gzip or identity,gzip.")
+    parser.add_argument("--worker-classes", default="balanced", help="balanced, gthread or both.")
     args = parser.parse_args()
+    args.encodings = args.encodings.split(",")
     args.concurrency = [int(value) for value in args.concurrency.split(",")]
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (Debian: apt-get install -y wrk)")
@@ -190,12 +218,15 @@ def main() -> None:
     logger.info("CPU cores: %d", os.cpu_count())
     try:
         for backend in args.backends.split(","):
-            for page_cache in args.page_cache.split(","):
+            for page_cache, worker_class in itertools.product(
+                args.page_cache.split(","), args.worker_classes.split(",")
+            ):
                 if backend == "postgresql":
                     ensure_database(args.database_url)
-                    serve_and_measure(backend, args.database_url, args, work, page_cache)
+                    url = args.database_url
                 else:
-                    serve_and_measure(backend, f"sqlite:///{work / 'bench.sqlite3'}", args, work, page_cache)
+                    url = f"sqlite:///{work / 'bench.sqlite3'}"
+                serve_and_measure(backend, url, args, work, page_cache, worker_class)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

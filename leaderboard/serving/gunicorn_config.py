@@ -1,6 +1,7 @@
 """gunicorn's settings for the site: `gunicorn -c python:leaderboard.serving.gunicorn_config`.
 
-One process per core with THREADS_PER_WORKER threads each (WEB_WORKERS, WEB_THREADS), bound to WEB_BIND
+One process per core with THREADS_PER_WORKER threads each (WEB_WORKERS, WEB_THREADS), threaded workers that
+share new connections out by free threads (leaderboard/serving/gunicorn_worker.py), bound to WEB_BIND
 (default 127.0.0.1:8000). Each process gets a database pool as large as its threads (LEADERBOARD_DB_POOL),
 so the site never holds more than workers x threads connections. Behind a reverse proxy, FORWARDED_ALLOW_IPS
 names the proxy's addresses whose X-Forwarded-* headers are believed.
@@ -11,7 +12,10 @@ import os
 from leaderboard.serving.sizing import web_size
 
 workers, threads = web_size()
-worker_class = "gthread"
+# gthread, taking new connections where a thread is free (WEB_WORKER_CLASS=gthread: gunicorn's own)
+worker_class = (
+    os.environ.get("WEB_WORKER_CLASS") or "leaderboard.serving.gunicorn_worker.BalancedThreadWorker"
+)
 bind = [address for address in os.environ.get("WEB_BIND", "127.0.0.1:8000").split(",") if address]
 wsgi_app = "leaderboard.wsgi:application"
 

@@ -2,17 +2,21 @@
 process: huge bodies refused without growing it, static files served, database connections bounded."""
 
 import concurrent.futures
+import http.client
 import logging
+import os
 import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from leaderboard.submissions.tokens import issue_token
 from tests.serving.processes import Gunicorn, send_body
+from tests.submissions.processes import session_members
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -139,5 +143,66 @@ def test_connections_stay_within_workers_times_threads_under_load(tmp_path):
         assert statuses.count(200) == 2000, {code: statuses.count(code) for code in set(statuses)}
         assert peak <= workers * threads, peak
         assert database_connections() <= workers * threads
+    finally:
+        server.stop()
+
+
+def established_sockets(port: int) -> set[str]:
+    """Inodes of the server side of established TCP connections on this port (IPv4 loopback)."""
+    inodes = set()
+    for row in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = row.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
+            inodes.add(fields[9])
+    return inodes
+
+
+def connections_per_worker(server: Gunicorn) -> list[int]:
+    """How many of the server's established connections each worker process holds."""
+    inodes = established_sockets(server.port)
+    counts = []
+    for pid in session_members(server.process.pid):
+        if pid == server.process.pid:
+            continue
+        try:
+            links = [os.readlink(entry) for entry in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:
+            continue
+        counts.append(sum(link.removeprefix("socket:[").removesuffix("]") in inodes for link in links))
+    return sorted(counts)
+
+
+def keep_asking(port: int, until: float, statuses: list[int]) -> None:
+    """One keep-alive connection asking for the Level 2 page until `until`."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    while time.monotonic() < until:
+        connection.request("GET", "/levels/2/")
+        response = connection.getresponse()
+        response.read()
+        statuses.append(response.status)
+    connection.close()
+
+
+def test_connections_opened_at_once_are_shared_between_the_workers(tmp_path):
+    """16 keep-alive connections opened together (as a browser or a load test does): each of 2 processes
+    takes a fair part of them, where gunicorn's own threaded worker often lets one process take all."""
+    server = Gunicorn(tmp_path, workers=2, threads=2, LEADERBOARD_PAGE_CACHE="0").start()
+    try:
+        for _ in range(8):
+            assert get(server.url + "/levels/2/")[0] == 200  # both processes build their tables
+        statuses: list[int] = []
+        until = time.monotonic() + 6
+        threads = [
+            threading.Thread(target=keep_asking, args=(server.port, until, statuses)) for _ in range(16)
+        ]
+        for thread in threads:
+            thread.start()
+        time.sleep(3)
+        held = connections_per_worker(server)
+        for thread in threads:
+            thread.join(timeout=120)
+        assert set(statuses) == {200}
+        assert sum(held) == 16, held
+        assert held[0] >= 4, held  # a fair share is 8 each; stock gthread often gives [0, 16]
     finally:
         server.stop()

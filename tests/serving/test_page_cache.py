@@ -1,6 +1,7 @@
 """Whole answers of the public read pages: replayed to anonymous visitors while the data is unchanged, never
 to anyone with a session or a token, and gone the moment shown data changes."""
 
+import gzip
 import time
 
 import pytest
@@ -27,6 +28,27 @@ def test_an_anonymous_repeat_is_replayed_with_its_headers(client, board):
     for header in ("Content-Type", "Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options"):
         assert second[header] == first[header]
     assert int(second["Content-Length"]) == len(first.content)
+
+
+@pytest.mark.parametrize("path", ["/levels/2/", "/api/levels/2/leaderboard", "/levels/2/export.csv"])
+def test_a_client_accepting_gzip_gets_the_same_answer_compressed(client, board, path):
+    first = client.get(path)
+    assert "Accept-Encoding" in first["Vary"]
+    packed = client.get(path, HTTP_ACCEPT_ENCODING="br, gzip;q=0.8")
+    assert packed["X-Page-Cache"] == "hit"
+    assert packed["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in packed["Vary"]
+    assert int(packed["Content-Length"]) == len(packed.content) < len(first.content) / 3
+    assert gzip.decompress(packed.content) == first.content
+
+
+@pytest.mark.parametrize("accepted", ["", "identity", "br", "gzip;q=0", "deflate, gzip; q=0.0", "*;q=0"])
+def test_a_client_not_accepting_gzip_gets_it_plain(client, board, accepted):
+    first = client.get("/levels/2/")
+    plain = client.get("/levels/2/", HTTP_ACCEPT_ENCODING=accepted)
+    assert plain["X-Page-Cache"] == "hit"
+    assert "Content-Encoding" not in plain
+    assert plain.content == first.content
 
 
 def test_the_csv_keeps_its_attachment_name_and_queries_their_own_answers(client, board):
@@ -107,11 +129,31 @@ def test_the_store_drops_the_least_recently_used_past_its_bytes():
     assert store.size == 1000
 
 
-def test_the_store_refuses_an_answer_over_a_quarter_of_it_and_forgets_old_ones():
+def test_the_store_refuses_an_answer_over_a_quarter_of_it():
     store = AnswerStore(max_bytes=1000, max_age=60)
     store.put("big", answer(251))
     assert store.get("big") is None
     assert store.size == 0
-    store.put("old", answer(10, at=time.monotonic() - 61))
-    assert store.get("old") is None
-    assert store.size == 0
+
+
+def test_an_old_answer_is_rebuilt_by_one_caller_while_the_others_replay_it():
+    store = AnswerStore(max_bytes=1000, max_age=60)
+    old = answer(10, at=time.monotonic() - 61)
+    store.put("page", old)
+    assert store.get("page") is None  # the first caller builds it
+    assert store.get("page") is old  # meanwhile the others replay the old one
+    store.put("page", answer(20))
+    store.release("page")
+    assert len(store.get("page").content) == 20
+    assert store.size == 20
+
+
+def test_a_rebuild_that_stored_nothing_lets_the_next_caller_try_and_too_old_is_never_replayed():
+    store = AnswerStore(max_bytes=1000, max_age=60)
+    store.put("page", answer(10, at=time.monotonic() - 61))
+    assert store.get("page") is None
+    store.release("page")  # the build failed or was not storable
+    assert store.get("page") is None  # the next caller builds
+    store.put("ancient", answer(10, at=time.monotonic() - 121))
+    assert store.get("ancient") is None
+    assert store.get("ancient") is None  # past twice the age, even while another caller builds it
