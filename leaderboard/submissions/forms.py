@@ -122,8 +122,8 @@ class UploadForm(EntryFieldsForm):
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["hardware"].initial = default_hardware()
-        mine = Team.objects.filter(memberships__user=user) if user is not None else Team.objects.none()
-        self.fields["team"].queryset = mine.order_by("name")
+        mine = user.teams.all() if user is not None else Team.objects.none()  # by name (Team.Meta)
+        self.fields["team"].queryset = mine
         if not mine.exists():
             self.fields["team"].widget = forms.HiddenInput()
 

@@ -6,7 +6,7 @@ from django.http import HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from leaderboard.models import ApiToken, EvaluationRun, Submission, SubmissionKernel, TaskResult, Team
+from leaderboard.models import ApiToken, EvaluationRun, Submission, SubmissionKernel, TaskResult
 from leaderboard.submissions import public_kernels, tokens
 from leaderboard.submissions.api import is_final
 from leaderboard.submissions.archives import Limits
@@ -94,7 +94,7 @@ def render_mine(request, new_token: str = "", account_page: bool = False):
             "entry__method", "entry__level"
         ),
         "tokens": ApiToken.objects.filter(user=request.user).select_related("team"),
-        "teams": Team.objects.filter(memberships__user=request.user).order_by("name"),
+        "teams": request.user.teams.all(),
         "quota": current_quota(),
         "usage": usage(request.user),
         "new_token": new_token,
@@ -115,7 +115,7 @@ def create_token(request):
     only."""
     team = None
     if request.POST.get("team"):
-        team = Team.objects.filter(slug=request.POST["team"], memberships__user=request.user).first()
+        team = request.user.teams.filter(slug=request.POST["team"]).first()
         if team is None:
             messages.error(request, "You are not a member of that team: no token was created.")
             return redirect("submissions:mine")
