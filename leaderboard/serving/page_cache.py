@@ -14,7 +14,6 @@ an answer is stored, and replayed to clients that accept it (JSON and HTML shrin
 leaves the server's threads sooner; no page served from here holds a secret, so compression leaks none).
 """
 
-import gzip
 import logging
 import re
 import threading
@@ -26,6 +25,7 @@ from django.conf import settings
 from django.http import HttpResponse
 from django.urls import Resolver404, resolve
 from django.utils.cache import patch_vary_headers
+from django.utils.text import compress_string
 
 from leaderboard.models import DataVersion
 
@@ -50,6 +50,7 @@ the middlewares inside this one added, Vary) is."""
 
 
 COMPRESS_FROM_BYTES = 1024
+GZIP_NAMED = re.compile(r"\b(?:gzip|\*)")
 GZIP_REFUSED = re.compile(r"(?:^|,)\s*(?:gzip|\*)\s*;\s*q\s*=\s*0(?:\.0*)?\s*(?:,|$)", re.IGNORECASE)
 
 
@@ -66,18 +67,18 @@ class StoredAnswer:
 
 
 def compressed(content: bytes) -> bytes | None:
-    """content gzipped (no timestamp, so equal answers give equal bytes), or None where that saves nothing."""
+    """content gzipped (Django's: no timestamp, so equal answers give equal bytes), or None where that saves
+    nothing."""
     if len(content) < COMPRESS_FROM_BYTES:
         return None
-    packed = gzip.compress(content, compresslevel=6, mtime=0)
+    packed = compress_string(content)
     return packed if len(packed) < len(content) else None
 
 
 def accepts_gzip(request) -> bool:
     """True when the Accept-Encoding header names gzip (or *) and does not refuse it with q=0."""
     accepted = request.META.get("HTTP_ACCEPT_ENCODING", "")
-    named = re.search(r"\b(?:gzip|\*)", accepted) is not None
-    return named and GZIP_REFUSED.search(accepted) is None
+    return GZIP_NAMED.search(accepted) is not None and GZIP_REFUSED.search(accepted) is None
 
 
 class AnswerStore:
