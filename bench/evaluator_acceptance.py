@@ -1,15 +1,18 @@
 """GPU acceptance on KernelBench's own problems: the identity candidate through the hardened harness.
 
     python bench/evaluator_acceptance.py KERNELBENCH OUT_DIR [--per-level 20] [--largest 8]
-        [--problems 1/19,2/4] [--kernelbench-src .kb] [--compare 30] [--baselines eager]
+        [--problems 1/19,2/4] [--kernelbench-src .kb] [--compare 30] [--baselines eager] [--budget-s 560]
 
 KERNELBENCH is a KernelBench work tree (KernelBench/level1..3/*.py; never committed here). For each chosen
 problem the candidate is the task's own Model (`class ModelNew(Model): pass`), so the right verdict is
 "correct" (or the degenerate mark), never harness_error, and the eager speedup must be 1 within timing noise.
 The chosen problems are the first --per-level of each level plus the --largest by input size (sized on the
-meta device, without allocating). The batch runs once, as a worker runs it; beside it, KernelBench's own
-eval_kernel_against_ref (5 correctness trials, 100 cuda_event trials) runs on the first --compare of them,
-each in its own process. Writes acceptance.json and acceptance.md in OUT_DIR after every stage.
+meta device, without allocating), taken level by level in turn (1/1, 2/1, 3/1, 1/2, …) so that a run cut
+short still covers every level. The batch runs once, as a worker runs it; beside it, KernelBench's own
+eval_kernel_against_ref (5 correctness trials, 100 cuda_event trials) runs on the first --compare of the
+problems ours judged, each in its own process. With --budget-s the batch is stopped at two thirds of it
+(problems it did not reach are listed as "not run", never as failures) and the comparison ends with it.
+Writes acceptance.json and acceptance.md in OUT_DIR after every stage.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import argparse
 import importlib.util
 import json
 import logging
+import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -32,6 +37,7 @@ sys.path.insert(0, str(ROOT))  # run as a script from bench/: the project's pack
 logger = logging.getLogger("bench.acceptance")
 GiB = 1 << 30
 IDENTITY = "\n\nclass ModelNew(Model):\n    pass\n"
+NOT_RUN = "not run"  # the batch was stopped before it reached the problem
 
 
 def problems(checkout: Path) -> dict[str, Path]:
@@ -71,7 +77,14 @@ def choose(found: dict[str, Path], per_level: int, largest: int, extra: list[str
     sizes = {name: input_bytes(path) for name, path in found.items()}
     chosen += sorted(found, key=lambda name: -sizes[name])[:largest]
     chosen += [name for name in extra if name in found]
-    return sorted(dict.fromkeys(chosen), key=key), sizes
+    chosen = sorted(dict.fromkeys(chosen), key=key)
+    rank = Counter()
+    turns = {}
+    for name in chosen:  # the n-th problem of each level, level by level
+        level = name.split("/")[0]
+        turns[name] = (rank[level], int(level))
+        rank[level] += 1
+    return sorted(chosen, key=lambda name: turns[name]), sizes
 
 
 def write_kernels(found: dict[str, Path], chosen: list[str], folder: Path) -> list[dict]:
@@ -107,7 +120,7 @@ class GpuSampler(threading.Thread):
 
 
 def run_ours(
-    entries: list[dict], folder: Path, baselines: list[str], device: str
+    entries: list[dict], folder: Path, baselines: list[str], device: str, deadline_s: float | None
 ) -> tuple[dict, float, GpuSampler]:
     from evaluator.manifest import batch_command, write_manifest
 
@@ -118,10 +131,23 @@ def run_ours(
     started = time.monotonic()
     command = batch_command(manifest, folder / "out", cache_dir=folder / "cache")
     with open(folder / "batch.log", "w") as log:
-        subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False)
+        batch = subprocess.Popen(
+            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            batch.wait(timeout=deadline_s)
+        except subprocess.TimeoutExpired:
+            logger.info("the batch reached its %.0f s share of the budget: stopped", deadline_s)
+            os.killpg(batch.pid, signal.SIGKILL)
+            batch.wait()
     wall = time.monotonic() - started
     sampler.running = False
-    results = {path.stem: json.loads(path.read_text()) for path in (folder / "out").glob("*.json")}
+    results = {}
+    for path in (folder / "out").glob("*.json"):
+        try:
+            results[path.stem] = json.loads(path.read_text())
+        except ValueError:  # a result being written when the batch was stopped
+            continue
     results.pop("environment", None)
     return results, wall, sampler
 
@@ -163,6 +189,8 @@ def kernelbench_side(source: Path, task: Path, kernel: Path, timeout: float) -> 
 
 
 def summary(rows: list[dict]) -> dict:
+    run = [row for row in rows if row["verdict"] != NOT_RUN]
+    rows, not_run = run, len(rows) - len(run)
     timed = [row for row in rows if row["verdict"] == "correct" and (row["eager_ms"] or 0) >= 0.1]
     within = [row for row in timed if 0.97 <= row["speedup"] <= 1.03]
     compared = [row for row in rows if row.get("kernelbench")]
@@ -170,6 +198,7 @@ def summary(rows: list[dict]) -> dict:
     ratios = [row["ratio"] for row in compared if row.get("ratio")]
     return {
         "problems": len(rows),
+        "not_run": not_run,
         "harness_errors": sum(row["verdict"] == "harness_error" for row in rows),
         "verdicts": {
             kind: sum(row["verdict"] == kind for row in rows) for kind in {row["verdict"] for row in rows}
@@ -232,13 +261,16 @@ def main() -> int:
     parser.add_argument("--compare", type=int, default=30)
     parser.add_argument("--baselines", default="eager")
     parser.add_argument("--device", default="cuda", help="cpu: a smoke test of the bench on tiny problems")
+    parser.add_argument("--budget-s", type=float, help="wall time for both sides (the batch gets 2/3)")
     args = parser.parse_args()
+    ends = time.monotonic() + args.budget_s if args.budget_s else None
     found = problems(args.kernelbench)
     chosen, sizes = choose(found, args.per_level, args.largest, args.problems.split(","))
     logger.info("%d problems: %s", len(chosen), " ".join(chosen))
     entries = write_kernels(found, chosen, args.out / "kernels")
-    results, wall, sampler = run_ours(entries, args.out, args.baselines.split(","), args.device)
-    missing = {"task": {"name": "?"}, "correct": False, "error": {"kind": "no result"}, "flags": []}
+    share = args.budget_s * 2 / 3 if args.budget_s else None
+    results, wall, sampler = run_ours(entries, args.out, args.baselines.split(","), args.device, share)
+    missing = {"task": {"name": "?"}, "correct": False, "error": {"kind": NOT_RUN}, "flags": []}
     rows = [
         row_of(name, entry, results.get(entry["id"], missing), sizes)
         for name, entry in zip(chosen, entries, strict=True)
@@ -250,9 +282,13 @@ def main() -> int:
     write_report(args.out, rows, extra)
     logger.info("ours: %s in %.0f s", summary(rows), wall)
     if args.kernelbench_src and args.compare:
-        for row in rows[: args.compare]:
+        for row in [row for row in rows if row["verdict"] != NOT_RUN][: args.compare]:
+            left = ends - time.monotonic() if ends else 600
+            if left < 20:
+                logger.info("the budget is spent: the comparison stops here")
+                break
             task, kernel = Path(row["task_path"]), Path(row["kernel_path"])
-            row["kernelbench"] = kernelbench_side(args.kernelbench_src, task, kernel, 600)
+            row["kernelbench"] = kernelbench_side(args.kernelbench_src, task, kernel, min(600, left))
             theirs, ours = row["kernelbench"].get("speedup"), row["speedup"]
             row["ratio"] = ours / theirs if ours and theirs else None
             write_report(args.out, rows, extra)

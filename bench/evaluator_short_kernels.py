@@ -5,7 +5,10 @@
 For a ReLU at three sizes (about 10, 30 and 60 µs on an H200) and two candidates (an honest Triton ReLU and
 the identity, `return x`), it reports the candidate's and the eager reference's per-call time as measured by
 our harness in kernelbench mode and in hardened mode, by KernelBench's eval_kernel_against_ref, and by
-do_bench (the Triton project's own benchmark loop, a third opinion), each speedup, and their ratios. GPU only.
+do_bench (the Triton project's own benchmark loop, a third opinion), each speedup, and their ratios. Beside
+do_bench, the host time one call takes to return (launch overhead, no sync inside) in a plain process, before
+and after `import torch._dynamo` (our candidate process imports it on CUDA). GPU only. SHORT_SIZES and
+SHORT_CANDIDATES (comma-separated names) choose a subset.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ CANDIDATES = {
     "triton_relu": ROOT / "tests" / "evaluator" / "kernels" / "honest_triton_relu.py",
     "identity": ROOT / "tests" / "evaluator" / "kernels" / "adv_return_input.py",
 }
+CHOSEN_CANDIDATES = os.environ.get("SHORT_CANDIDATES", ",".join(CANDIDATES)).split(",")
 
 
 def ours(task: Path, kernel: Path, mode: str, sandbox: bool = True) -> dict:
@@ -70,7 +74,7 @@ def ours(task: Path, kernel: Path, mode: str, sandbox: bool = True) -> dict:
 def do_bench(task: Path, kernel: Path) -> dict:
     """triton.testing.do_bench on the candidate and the reference, same inputs (mean, L2 cleared)."""
     code = f"""
-import importlib.util, json, torch, triton.testing as tt
+import importlib.util, json, time, torch, triton.testing as tt
 def load(path, name):
     spec = importlib.util.spec_from_file_location(name, path); module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module); return module
@@ -78,10 +82,23 @@ task, kernel = load({str(task)!r}, "task"), load({str(kernel)!r}, "kernel")
 torch.manual_seed(42)
 x = [v.cuda() for v in task.get_inputs()]
 reference, candidate = task.Model().cuda(), kernel.ModelNew().cuda()
+def launch_us(fn, calls=200):
+    total = 0
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        start = time.perf_counter_ns()
+        fn()
+        total += time.perf_counter_ns() - start
+    torch.cuda.synchronize()
+    return total / calls / 1e3
 with torch.no_grad():
     r = tt.do_bench(lambda: reference(*x), warmup=25, rep=200, return_mode="mean")
     c = tt.do_bench(lambda: candidate(*x), warmup=25, rep=200, return_mode="mean")
-print(json.dumps({{"kernel_ms": c, "reference_ms": r, "speedup": r / c}}))
+    launch = {{"kernel": launch_us(lambda: candidate(*x)), "reference": launch_us(lambda: reference(*x))}}
+    import torch._dynamo
+    launch["kernel_after_dynamo"] = launch_us(lambda: candidate(*x))
+    launch["reference_after_dynamo"] = launch_us(lambda: reference(*x))
+print(json.dumps({{"kernel_ms": c, "reference_ms": r, "speedup": r / c, "launch_us": launch}}))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     try:
@@ -108,7 +125,7 @@ def main() -> int:
         for size, (rows_, columns) in ((size, SIZES[size]) for size in CHOSEN):
             task = Path(folder) / f"relu_{size}.py"
             task.write_text(TASK.format(rows=rows_, columns=columns))
-            for name, kernel in CANDIDATES.items():
+            for name, kernel in ((name, CANDIDATES[name]) for name in CHOSEN_CANDIDATES):
                 row = {"size": size, "candidate": name, "do_bench": do_bench(task, kernel)}
                 row["kernelbench"] = kernelbench(source, task, kernel)
                 row["ours_kernelbench_mode"] = ours(task, kernel, "kernelbench")

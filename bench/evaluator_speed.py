@@ -60,15 +60,17 @@ def evaluate():
         rows.append({{"kernel": kernel, "correct": correct, "speedup": speedup, "seconds": seconds}})
     return rows
 
-started = time.monotonic()
-if stage == "build":
-    import multiprocessing
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        built = list(pool.map(build, range(len(pairs))))
-    print(json.dumps({{"seconds": time.monotonic() - started, "built": [bool(b and b[0]) for b in built]}}))
-else:
-    rows = evaluate()
-    print(json.dumps({{"seconds": time.monotonic() - started, "rows": rows}}))
+if __name__ == "__main__":  # spawned build workers import this file for build() and skip this part
+    started = time.monotonic()
+    if stage == "build":
+        import multiprocessing
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            built = list(pool.map(build, range(len(pairs))))
+        built = [bool(b and b[0]) for b in built]
+        print(json.dumps({{"seconds": time.monotonic() - started, "built": built}}))
+    else:
+        rows = evaluate()
+        print(json.dumps({{"seconds": time.monotonic() - started, "rows": rows}}))
 """
 
 
@@ -77,8 +79,11 @@ def kernelbench(source: Path, pairs: list[tuple[str, str]], build_root: Path, jo
         source=str(source), bench=str(ROOT / "bench"), pairs=json.dumps(pairs), build_root=str(build_root),
         jobs=jobs, stage=stage,
     )  # fmt: skip
+    script = build_root.parent / f"kernelbench_{stage}.py"  # a file, so that spawned workers can import it
+    script.write_text(code)
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    command = [sys.executable, str(script)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     wall = time.monotonic() - started
     try:
         report = json.loads(done.stdout.strip().splitlines()[-1])
@@ -115,6 +120,7 @@ def main() -> int:
     parser.add_argument("--problems", default="1-10")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
+    args.kernelbench, args.out = args.kernelbench.resolve(), args.out.resolve()  # the batch runs elsewhere
     args.out.mkdir(parents=True, exist_ok=True)
     kernels = write_bundle(
         args.kernelbench, args.out / "bundle", args.level, numbers(args.problems), "copy", "speed"
@@ -132,6 +138,10 @@ def main() -> int:
     report: dict = {"kernels": len(pairs), "jobs": args.jobs}
     report["ours_cold"] = ours(manifest, args.out / "ours-cold", args.out / "ours-cache", args.jobs)
     (args.out / "speed.json").write_text(json.dumps(report, indent=1))
+    judged = len(report["ours_cold"]["rows"])
+    if judged < len(pairs):
+        logger.error("ours judged %d of %d kernels: see %s", judged, len(pairs), args.out / "ours-cold.log")
+        return 1
     report["ours_cached"] = ours(manifest, args.out / "ours-cached", args.out / "ours-cache", args.jobs)
     (args.out / "speed.json").write_text(json.dumps(report, indent=1))
     report["kernelbench_build"] = kernelbench(

@@ -73,7 +73,8 @@ hardening() {
 acceptance() {
   log "acceptance: identity candidates over KernelBench's problems"
   timeout "${ACCEPTANCE_S:-480}" python3 bench/evaluator_acceptance.py .kb "$OUT/acceptance" \
-    --per-level "${PER_LEVEL:-20}" --largest "${LARGEST:-8}" --kernelbench-src .kb --compare "${COMPARE:-30}"
+    --per-level "${PER_LEVEL:-20}" --largest "${LARGEST:-8}" --kernelbench-src .kb --compare "${COMPARE:-30}" \
+    --budget-s "$(( ${ACCEPTANCE_S:-480} - 20 ))" ${ACCEPTANCE_PROBLEMS:+--problems "$ACCEPTANCE_PROBLEMS"}
   cat "$OUT/acceptance/acceptance.md" 2>/dev/null | tail -30
   log done
 }

@@ -4,11 +4,14 @@ A fingerprint is [sum, sum of |x|, sum of x², non-finite count, a random projec
 32 positions]. The projection's weights and the positions come from a seed the harness picks per round,
 so a kernel cannot know in advance which functional of its output is checked; both are generated block by
 block, so a fingerprint computed over the whole tensor and one accumulated chunk by chunk (as the
-reference process receives an output) agree. Comparing them is evaluator.checks (pure Python).
+reference process receives an output) agree. The running totals stay on the tensor's device until the
+value is read: one host synchronisation per fingerprint, however many chunks. Comparing them is
+evaluator.checks (pure Python).
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 
@@ -56,29 +59,31 @@ class Accumulator:
         self.device = torch.device(device)
         self.size = max(1, min(BLOCK, numel))
         self.blocks = -(-max(numel, 1) // self.size)
-        self.totals = [0.0] * SUMMARY
-        self.positions = sample_positions(numel, seed)
-        self.points: dict[int, float] = {}
+        self.totals = torch.zeros(SUMMARY, dtype=torch.float64, device=self.device)
+        self.positions = sample_positions(numel, seed)  # sorted
+        self.index = torch.tensor(self.positions, dtype=torch.int64, device=self.device)
+        self.points: dict[int, torch.Tensor] = {}  # first position's rank -> the values (on the device)
 
-    def projection(self, clean: torch.Tensor, offset: int) -> float:
-        """Σ x·weight over the chunk: partial blocks at either end by dot products, whole ones at once."""
+    def projection(self, clean: torch.Tensor, offset: int) -> torch.Tensor:
+        """Σ x·weight over the chunk (float64, on the device): partial blocks at either end by dot products,
+        whole ones at once; each piece is summed in fp32, the pieces in fp64."""
         w, v, s, t = projection_weights(self.seed, self.size, self.blocks, str(self.device))
-        total, position, end = 0.0, offset, offset + clean.numel()
+        pieces, position, end = [], offset, offset + clean.numel()
         while position < end:
             block, low = divmod(position, self.size)
             whole = (end - position) // self.size if low == 0 else 0
             if whole:
                 rows = clean[position - offset : position - offset + whole * self.size].view(whole, self.size)
-                total += float(
+                pieces.append(
                     w @ (rows.t() @ s[block : block + whole]) + v @ (rows.t() @ t[block : block + whole])
                 )
                 position += whole * self.size
                 continue
             high = min(self.size, low + end - position, self.numel - block * self.size)
             part = clean[position - offset : position - offset + high - low]
-            total += float(s[block] * (part @ w[low:high]) + t[block] * (part @ v[low:high]))
+            pieces.append(s[block] * (part @ w[low:high]) + t[block] * (part @ v[low:high]))
             position += high - low
-        return total / math.sqrt(2.0)
+        return torch.stack(pieces).to(torch.float64).sum() / math.sqrt(2.0)
 
     def update(self, chunk: torch.Tensor, offset: int) -> None:
         """Add the flat chunk holding elements [offset, offset + chunk.numel())."""
@@ -93,20 +98,24 @@ class Accumulator:
                 torch.linalg.vector_norm(clean, 1, dtype=torch.float64),
                 torch.linalg.vector_norm(clean, dtype=torch.float64).square(),
                 count - torch.isfinite(values).sum().to(torch.float64),
+                self.projection(clean.to(torch.float32), offset),
             ]
-        ).tolist()
-        stats.append(self.projection(clean.to(torch.float32), offset))
-        self.totals = [total + value for total, value in zip(self.totals, stats, strict=True)]
-        inside = [p for p in self.positions if offset <= p < offset + count]
-        if inside:
-            index = torch.tensor([p - offset for p in inside], device=values.device)
-            for position, value in zip(inside, values[index].to(torch.float64).tolist(), strict=True):
-                self.points[position] = value
+        )
+        self.totals += stats.to(self.device)
+        first = bisect.bisect_left(self.positions, offset)
+        last = bisect.bisect_left(self.positions, offset + count)
+        if last > first:
+            self.points[first] = values[self.index[first:last] - offset].to(torch.float64)
 
     def value(self) -> list[float]:
-        total, absolute, squares, nonfinite, projection = self.totals
+        """The fingerprint as plain floats (the one point where the host waits for the device)."""
+        points = torch.full((len(self.positions),), math.nan, dtype=torch.float64, device=self.device)
+        for first, values in self.points.items():
+            points[first : first + values.numel()] = values
+        read = torch.cat([self.totals, points]).tolist()
+        total, absolute, squares, nonfinite, projection = read[:SUMMARY]
         summary = [total, absolute, math.sqrt(max(squares, 0.0)), nonfinite, projection]
-        return summary + [self.points.get(position, math.nan) for position in self.positions]
+        return summary + read[SUMMARY:]
 
 
 def fingerprint(tensor: object, seed: int, block_chunks: int = 4) -> list[float]:

@@ -36,17 +36,30 @@ def cast(value: Any, device: str) -> Any:
     return value.to(device)
 
 
-def draw(distribution: str, like: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Signed (standard normal) or heavy-tailed (signed Pareto, alpha 3) values of like's shape."""
-    device = like.device
+def draw(distribution: str, values: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """values overwritten with signed (standard normal) or heavy-tailed (signed Pareto, alpha 3) draws.
+
+    In place, so an input set costs its own size once more only for the int8 signs of a heavy-tailed draw.
+    """
     if distribution == "signed":
-        return torch.randn(like.shape, generator=generator, device=device)
-    if distribution == "heavy_tailed":  # in place, in fp32: one tensor of the input's size at a time
-        values = torch.rand(like.shape, generator=generator, device=device)
-        values.neg_().add_(1).pow_(-1 / 3).sub_(1)
-        sign = torch.randint(0, 2, like.shape, generator=generator, device=device, dtype=torch.int8)
+        return values.normal_(generator=generator)
+    if distribution == "heavy_tailed":
+        values.uniform_(generator=generator).neg_().add_(1).pow_(-1 / 3).sub_(1)
+        sign = torch.randint(0, 2, values.shape, generator=generator, device=values.device, dtype=torch.int8)
         return values.mul_(sign.mul_(2).sub_(1))
     raise ValueError(f"unknown input distribution {distribution!r}")
+
+
+def own_storage(values: Inputs) -> list[bool]:
+    """Which tensors are dense, own their memory and share it with no other input: safe to draw into."""
+    storages = [v.untyped_storage().data_ptr() for v in values if isinstance(v, torch.Tensor)]
+    return [
+        isinstance(v, torch.Tensor)
+        and v.is_contiguous()
+        and v._base is None
+        and storages.count(v.untyped_storage().data_ptr()) == 1
+        for v in values
+    ]
 
 
 def make_inputs(get_inputs: Callable[[], Any], seed: int, distribution: str, device: str) -> Inputs:
@@ -61,12 +74,14 @@ def make_inputs(get_inputs: Callable[[], Any], seed: int, distribution: str, dev
     if distribution == "task":
         return values
     generator = torch.Generator(device=device).manual_seed(seed)
-    return [
-        draw(distribution, value, generator)
-        if isinstance(value, torch.Tensor) and value.is_floating_point()
-        else value
-        for value in values
-    ]
+    owned = own_storage(values)
+    with torch.no_grad():
+        for index, value in enumerate(values):
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                if not owned[index]:  # a view or an alias of another input: drawn into a tensor of its own
+                    value = torch.empty(value.shape, dtype=value.dtype, device=value.device)
+                values[index] = draw(distribution, value, generator)
+    return values
 
 
 def tensor_bytes(values: Inputs) -> int:

@@ -26,6 +26,7 @@ from typing import Any
 from evaluator.sandbox import cgroups, isolation, untrusted
 from evaluator.sandbox.boot import child_command
 from evaluator.sandbox.limits import GiB, Limits
+from evaluator.sandbox.memwatch import MemoryWatch
 from evaluator.sandbox.protocol import ChildGone, Deadline, MessageReader, write_message
 
 logger = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class ChildProcess:
     reference: bool = False
     workdir: Path | None = None
     process: subprocess.Popen | None = None
+    watch: MemoryWatch | None = None  # the host-memory limit where no cgroup enforces one
 
     def __enter__(self) -> ChildProcess:
         self.layers = isolation.detect(self.python)
@@ -205,6 +207,9 @@ class ChildProcess:
                 close_fds=True,
                 preexec_fn=die_with_harness,  # noqa: PLW1509 - a single prctl, no locks taken
             )
+        if self.group is None:  # no cgroup limits its host memory: the harness watches it instead
+            self.watch = MemoryWatch(self.process.pid, self.limits.memory_bytes)
+            self.watch.start()
         os.close(result_write)
         os.close(command_read)
         self.reader = MessageReader(result_read)
@@ -231,6 +236,8 @@ class ChildProcess:
 
     def kill(self) -> None:
         """Kill the whole process group (and with it the namespace's init) and close the pipe ends."""
+        if self.watch is not None:
+            self.watch.stop()
         if self.process is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -261,6 +268,11 @@ class ChildProcess:
             return (
                 f"killed by the kernel for going over its host memory limit of "
                 f"{self.limits.memory_bytes / GiB:.1f} GiB"
+            )
+        if self.watch is not None and self.watch.tripped is not None:
+            return (
+                f"killed by the harness at {self.watch.tripped / GiB:.1f} GiB resident, over its host memory "
+                f"limit of {self.limits.memory_bytes / GiB:.1f} GiB"
             )
         code = self.process.poll() if self.process else None
         if code is not None and self._signal(code) == signal.SIGXCPU:

@@ -69,6 +69,10 @@ def sandbox_report(limits: Limits, python: str = sys.executable) -> dict[str, An
         "unprivileged_user": unprivileged_user(layers),
         "landlock": landlock_report(layers.landlock_abi),
         "cgroup": cgroup,
+        "host_memory_limit": {
+            "bytes": limits.memory_bytes,
+            "by": "the cgroup" if cgroup else "the harness, summing the process tree's resident memory",
+        },
         "temp_dir": f"tmpfs, at most {limits.temp_dir_bytes} bytes" if layers.temp_tmpfs else "disk",
         "rlimits": {name: value for name, value in limits.rlimits().items() if value is not None},
         "process_group_kill": True,

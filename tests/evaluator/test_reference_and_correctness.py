@@ -46,6 +46,28 @@ def test_integer_inputs_stay_integer_and_other_distributions_redraw_floats():
     assert heavy.abs().max() > signed.abs().max() / 10
 
 
+def test_other_distributions_draw_into_the_task_s_own_tensors_and_never_into_shared_memory():
+    base, made = torch.rand(6, 6), []
+    untouched = base.clone()
+
+    def get_inputs():
+        made[:] = [torch.rand(64, 64), base, base.t(), 3]
+        return list(made)
+
+    for name in ("signed", "heavy_tailed"):
+        own, shared, view, number = inputs.make_inputs(get_inputs, 7, name, "cpu")
+        assert own is made[0]
+        assert (own < 0).any()
+        assert shared is not base
+        assert view.data_ptr() != shared.data_ptr()
+        assert torch.equal(base, untouched)
+        assert view.shape == (6, 6)
+        assert torch.isfinite(view).all()
+        assert number == 3
+        again = inputs.make_inputs(get_inputs, 7, name, "cpu")
+        assert all(torch.equal(a, b) for a, b in zip(again[:3], (own, shared, view), strict=True))
+
+
 def test_the_trials_are_kernelbench_s_then_the_hardened_extras():
     specs = trial_specs(HARDENED)
     assert [spec.seed for spec in specs[:5]] == list(KERNELBENCH_TRIAL_SEEDS)

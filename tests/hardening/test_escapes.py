@@ -39,7 +39,7 @@ ESCAPES = {
     "esc_write_outside": ({"sandbox_violation"}, "blocked by the sandbox", None),
     "esc_fork_bomb": ({"resource_limit"}, "stopped by a resource limit (EAGAIN)", "process limit"),
     "esc_memory_huge": ({"resource_limit"}, "stopped by a memory limit", None),
-    "esc_memory_creep": ({"resource_limit"}, "host memory limit of 1.0 GiB", "cgroup"),
+    "esc_memory_creep": ({"resource_limit"}, "host memory limit of 1.0 GiB", None),  # cgroup or watch
     "esc_spin_forever": ({"timeout"}, "the process group was killed", None),
     "esc_segfault": ({"crash"}, "killed by SIGSEGV", None),
     "esc_exit_early": ({"crash"}, "ended during correctness (exit status 0)", None),

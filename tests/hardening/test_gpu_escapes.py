@@ -134,16 +134,14 @@ def test_gpu_memory_far_beyond_the_device_fails_only_that_kernel(tmp_path, cache
         assert results[name]["correct"], results[name]["error"]
 
 
-def test_host_memory_creep_is_stopped_by_the_cgroup_on_the_gpu_host(tmp_path, cache):
-    report = sandbox_report("cuda", memory_limit_mb=4096)
-    if not report["cgroup"]:
-        pytest.skip(f"no cgroup layer here: {report['absent'].get('cgroup')}")
+def test_host_memory_creep_is_stopped_on_the_gpu_host(tmp_path, cache):
+    """By the cgroup where the host has one, else by the harness's watch of the process tree."""
     entries = [entry("esc_memory_creep", RELU), entry("honest_relu", RELU)]
     results = batch(tmp_path, cache, entries, memory_limit_mb=4096)
     keep(results, "host_memory")
-    assert results["esc_memory_creep"]["error"]["kind"] == "resource_limit", results["esc_memory_creep"][
-        "error"
-    ]
+    creep = results["esc_memory_creep"]["error"]
+    assert creep["kind"] == "resource_limit", creep
+    assert "host memory limit of 4.0 GiB" in creep["message"], creep
     assert results["honest_relu"]["correct"], results["honest_relu"]["error"]  # CUDA fits in 4 GiB of host
 
 
