@@ -62,7 +62,7 @@ class Accumulator:
         self.totals = torch.zeros(SUMMARY, dtype=torch.float64, device=self.device)
         self.positions = sample_positions(numel, seed)  # sorted
         self.index = torch.tensor(self.positions, dtype=torch.int64, device=self.device)
-        self.points: dict[int, torch.Tensor] = {}  # first position's rank -> the values (on the device)
+        self.points = torch.full((len(self.positions),), math.nan, dtype=torch.float64, device=self.device)
 
     def projection(self, clean: torch.Tensor, offset: int) -> torch.Tensor:
         """Σ x·weight over the chunk (float64, on the device): partial blocks at either end by dot products,
@@ -105,14 +105,11 @@ class Accumulator:
         first = bisect.bisect_left(self.positions, offset)
         last = bisect.bisect_left(self.positions, offset + count)
         if last > first:
-            self.points[first] = values[self.index[first:last] - offset].to(torch.float64)
+            self.points[first:last] = values[self.index[first:last] - offset].to(torch.float64)
 
     def value(self) -> list[float]:
         """The fingerprint as plain floats (the one point where the host waits for the device)."""
-        points = torch.full((len(self.positions),), math.nan, dtype=torch.float64, device=self.device)
-        for first, values in self.points.items():
-            points[first : first + values.numel()] = values
-        read = torch.cat([self.totals, points]).tolist()
+        read = torch.cat([self.totals, self.points]).tolist()
         total, absolute, squares, nonfinite, projection = read[:SUMMARY]
         summary = [total, absolute, math.sqrt(max(squares, 0.0)), nonfinite, projection]
         return summary + read[SUMMARY:]

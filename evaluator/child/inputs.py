@@ -7,6 +7,7 @@ reference's fingerprint of them tells whether the candidate's process drew what 
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 from typing import Any
 
@@ -52,13 +53,11 @@ def draw(distribution: str, values: torch.Tensor, generator: torch.Generator) ->
 
 def own_storage(values: Inputs) -> list[bool]:
     """Which tensors are dense, own their memory and share it with no other input: safe to draw into."""
-    storages = [v.untyped_storage().data_ptr() for v in values if isinstance(v, torch.Tensor)]
+    storages = [v.untyped_storage().data_ptr() if isinstance(v, torch.Tensor) else None for v in values]
+    sharing = collections.Counter(storages)
     return [
-        isinstance(v, torch.Tensor)
-        and v.is_contiguous()
-        and v._base is None
-        and storages.count(v.untyped_storage().data_ptr()) == 1
-        for v in values
+        isinstance(v, torch.Tensor) and v.is_contiguous() and v._base is None and sharing[storage] == 1
+        for v, storage in zip(values, storages, strict=True)
     ]
 
 

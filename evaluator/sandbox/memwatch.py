@@ -23,27 +23,22 @@ INTERVAL_S = 0.05
 PROC = Path("/proc")
 
 
-def children_of(pid: int) -> list[int] | None:
-    """The children of every thread of pid, from /proc/PID/task/*/children; None where the kernel lacks it."""
+# /proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN; without it the tree comes from every /proc/PID/stat.
+CHILDREN_FILES = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists()
+
+
+def children_of(pid: int) -> list[int]:
+    """The children of every thread of pid, from /proc/PID/task/*/children."""
     found = []
-    try:
-        tasks = list((PROC / str(pid) / "task").iterdir())
-    except OSError:
-        return []
-    for task in tasks:
-        try:
-            found += [int(child) for child in (task / "children").read_text().split()]
-        except FileNotFoundError:
-            if not (task / "children").parent.exists():
-                continue
-            return None
-        except (OSError, ValueError):
-            continue
+    with contextlib.suppress(OSError):
+        for task in (PROC / str(pid) / "task").iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                found += [int(child) for child in (task / "children").read_text().split()]
     return found
 
 
 def parents() -> dict[int, int]:
-    """pid -> parent pid of every process now running: the slower way, by reading every /proc/PID/stat."""
+    """pid -> parent pid of every process now running, from every /proc/PID/stat."""
     found = {}
     for entry in os.scandir(PROC):
         if not entry.name.isdigit():
@@ -56,15 +51,15 @@ def parents() -> dict[int, int]:
 
 def tree(root: int) -> list[int]:
     """root and all its descendants."""
-    found, todo, parent_of = [], [root], None
+    parent_of = {} if CHILDREN_FILES else parents()
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
         found.append(pid)
-        below = children_of(pid) if parent_of is None else None
-        if below is None:
-            parent_of = parent_of or parents()
-            below = [child for child, parent in parent_of.items() if parent == pid]
-        todo.extend(below)
+        if CHILDREN_FILES:
+            todo.extend(children_of(pid))
+        else:
+            todo.extend(child for child, parent in parent_of.items() if parent == pid)
     return found
 
 
