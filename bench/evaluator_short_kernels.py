@@ -7,7 +7,9 @@ the identity, `return x`), it reports the candidate's and the eager reference's 
 our harness in kernelbench mode and in hardened mode, by KernelBench's eval_kernel_against_ref, and by
 do_bench (the Triton project's own benchmark loop, a third opinion), each speedup, and their ratios. Beside
 do_bench, the host time one call takes to return (launch overhead, no sync inside) in a plain process, before
-and after `import torch._dynamo` (our candidate process imports it on CUDA). GPU only. SHORT_SIZES and
+and after `import torch._dynamo` (our candidate process imports it on CUDA), and
+bench/short_kernel_stages.py (our timed call in a plain process, the candidate process's state added piece by
+piece). GPU only. SHORT_SIZES and
 SHORT_CANDIDATES (comma-separated names) choose a subset.
 """
 
@@ -107,6 +109,16 @@ print(json.dumps({{"kernel_ms": c, "reference_ms": r, "speedup": r / c, "launch_
         return {"error": done.stderr[-500:]}
 
 
+def in_process_stages(task: Path, kernel: Path) -> dict:
+    """Our timed call in a plain process, the candidate process's state added piece by piece."""
+    command = [sys.executable, str(ROOT / "bench" / "short_kernel_stages.py"), str(task), str(kernel)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": done.stderr[-500:]}
+
+
 def kernelbench(source: Path, task: Path, kernel: Path) -> dict:
     command = [sys.executable, str(ROOT / "bench" / "evaluator_agreement.py"), "--one", str(source)]
     command += [str(task), str(kernel)]
@@ -127,6 +139,7 @@ def main() -> int:
             task.write_text(TASK.format(rows=rows_, columns=columns))
             for name, kernel in ((name, CANDIDATES[name]) for name in CHOSEN_CANDIDATES):
                 row = {"size": size, "candidate": name, "do_bench": do_bench(task, kernel)}
+                row["in_process_stages"] = in_process_stages(task, kernel)
                 row["kernelbench"] = kernelbench(source, task, kernel)
                 row["ours_kernelbench_mode"] = ours(task, kernel, "kernelbench")
                 row["ours_hardened"] = ours(task, kernel, "hardened")

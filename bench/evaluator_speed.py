@@ -9,7 +9,8 @@ kernel, as in a real bundle). Our side: `python -m evaluator batch --jobs N` on 
 baselines), then again on the same cache (cached re-verification). KernelBench's side, as its
 eval_from_generations does it: every kernel built in parallel (build_compile_cache, N processes), then each
 evaluated in turn by eval_kernel_against_ref (5 correctness trials, 100 cuda_event trials, its reference
-timing) in one process; cached: the evaluation again on the same builds. Reports wall times and ratios.
+timing) in one process. Order: ours cold, KernelBench's build and evaluation, ours cached (last: the figure a
+stage cap may cut). Reports wall times and ratios.
 """
 
 from __future__ import annotations
@@ -142,8 +143,6 @@ def main() -> int:
     if judged < len(pairs):
         logger.error("ours judged %d of %d kernels: see %s", judged, len(pairs), args.out / "ours-cold.log")
         return 1
-    report["ours_cached"] = ours(manifest, args.out / "ours-cached", args.out / "ours-cache", args.jobs)
-    (args.out / "speed.json").write_text(json.dumps(report, indent=1))
     report["kernelbench_build"] = kernelbench(
         args.kernelbench, pairs, args.out / "kb-build", args.jobs, "build"
     )
@@ -152,13 +151,15 @@ def main() -> int:
     )
     cold = report["kernelbench_build"]["wall_s"] + report["kernelbench_eval"]["wall_s"]
     report["ratio_cold"] = report["ours_cold"]["wall_s"] / cold
+    (args.out / "speed.json").write_text(json.dumps(report, indent=1))
+    logger.info("ours cold %.0f s; KernelBench %.0f s (build %.0f + eval %.0f): ratio %.2f",
+                report["ours_cold"]["wall_s"], cold, report["kernelbench_build"]["wall_s"],
+                report["kernelbench_eval"]["wall_s"], report["ratio_cold"])  # fmt: skip
+    # Last, so that a stage cap cuts the least important figure: re-verification on the same cache.
+    report["ours_cached"] = ours(manifest, args.out / "ours-cached", args.out / "ours-cache", args.jobs)
     report["ratio_cached"] = report["ours_cached"]["wall_s"] / cold
     (args.out / "speed.json").write_text(json.dumps(report, indent=1))
-    logger.info("ours cold %.0f s, cached %.0f s; KernelBench %.0f s (build %.0f + eval %.0f): "
-                "ratios %.2f, %.2f",
-                report["ours_cold"]["wall_s"], report["ours_cached"]["wall_s"], cold,
-                report["kernelbench_build"]["wall_s"], report["kernelbench_eval"]["wall_s"],
-                report["ratio_cold"], report["ratio_cached"])  # fmt: skip
+    logger.info("ours cached %.0f s: ratio %.2f", report["ours_cached"]["wall_s"], report["ratio_cached"])
     return 0
 
 
