@@ -7,10 +7,9 @@ the identity, `return x`), it reports the candidate's and the eager reference's 
 our harness in kernelbench mode and in hardened mode, by KernelBench's eval_kernel_against_ref, and by
 do_bench (the Triton project's own benchmark loop, a third opinion), each speedup, and their ratios. Beside
 do_bench, the host time one call takes to return (launch overhead, no sync inside) in a plain process, before
-and after `import torch._dynamo` (our candidate process imports it on CUDA), and
-bench/short_kernel_stages.py (our timed call in a plain process, the candidate process's state added piece by
-piece). GPU only. SHORT_SIZES and
-SHORT_CANDIDATES (comma-separated names) choose a subset.
+and after `import torch._dynamo` (our candidate process imports it on CUDA), and bench/short_kernel_stages.py
+(our timed call in a plain process, the candidate process's state added piece by piece). GPU only.
+SHORT_SIZES and SHORT_CANDIDATES (comma-separated names) choose a subset.
 """
 
 from __future__ import annotations
@@ -102,7 +101,12 @@ with torch.no_grad():
     launch["reference_after_dynamo"] = launch_us(lambda: reference(*x))
 print(json.dumps({{"kernel_ms": c, "reference_ms": r, "speedup": r / c, "launch_us": launch}}))
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    return json_report([sys.executable, "-c", code])
+
+
+def json_report(command: list[str]) -> dict:
+    """A side script's last stdout line as JSON, or the tail of its stderr."""
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     try:
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -111,22 +115,13 @@ print(json.dumps({{"kernel_ms": c, "reference_ms": r, "speedup": r / c, "launch_
 
 def in_process_stages(task: Path, kernel: Path) -> dict:
     """Our timed call in a plain process, the candidate process's state added piece by piece."""
-    command = [sys.executable, str(ROOT / "bench" / "short_kernel_stages.py"), str(task), str(kernel)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
-    try:
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"error": done.stderr[-500:]}
+    script = ROOT / "bench" / "short_kernel_stages.py"
+    return json_report([sys.executable, str(script), str(task), str(kernel)])
 
 
 def kernelbench(source: Path, task: Path, kernel: Path) -> dict:
     command = [sys.executable, str(ROOT / "bench" / "evaluator_agreement.py"), "--one", str(source)]
-    command += [str(task), str(kernel)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
-    try:
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"error": done.stderr[-500:]}
+    return json_report(command + [str(task), str(kernel)])
 
 
 def main() -> int:
