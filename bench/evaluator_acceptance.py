@@ -158,6 +158,9 @@ def row_of(name: str, entry: dict, result: dict, sizes: dict) -> dict:
     gpu = sum(part.get("gpu_reserved_bytes", 0) for part in peaks.values())
     host = sum(part.get("host_bytes", 0) for part in peaks.values())
     eager = (result.get("baseline_ms") or {}).get("eager") or {}
+    resources = result.get("resources") or {}
+    held = sum(resources.get(key) or 0 for key in ("input_bytes", "output_bytes", "parameter_bytes"))
+    bound = 2 * (held + (resources.get("scratch_bytes") or 0)) + 2 * GiB  # both processes, + 2 GiB
     return {
         "problem": name,
         "task_path": entry["task_path"],
@@ -173,6 +176,8 @@ def row_of(name: str, entry: dict, result: dict, sizes: dict) -> dict:
         "speedup": (result.get("speedup") or {}).get("eager"),
         "peak_gpu_reserved_gib": round(gpu / GiB, 3),
         "peak_host_gib": round(host / GiB, 3),
+        "scratch_gib": round((resources.get("scratch_bytes") or 0) / GiB, 3),
+        "bound_gib": round(bound / GiB, 3),
         "seconds": (result.get("durations_s") or {}).get("total"),
     }
 
@@ -210,6 +215,11 @@ def summary(rows: list[dict]) -> dict:
         "same_verdict": len(agree),
         "speedup_ratio_within_3pct": sum(0.97 <= r <= 1.03 for r in ratios),
         "ratio_median": statistics.median(ratios) if ratios else None,
+        "gpu_peak_over_bound": [
+            row["problem"]
+            for row in rows
+            if row.get("bound_gib") and row["peak_gpu_reserved_gib"] > row["bound_gib"]
+        ],
     }
 
 
@@ -218,8 +228,8 @@ def write_report(folder: Path, rows: list[dict], extra: dict) -> None:
     (folder / "acceptance.json").write_text(json.dumps(report, indent=1))
     lines = [
         "| problem | task | in GB | out GB | verdict | flags | degenerate | eager ms | speedup | KernelBench "
-        "| ratio | peak GPU GiB | peak host GiB | s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| ratio | peak GPU GiB | forward scratch GiB | bound GiB | peak host GiB | s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         theirs = row.get("kernelbench") or {}
@@ -232,8 +242,8 @@ def write_report(folder: Path, rows: list[dict], extra: dict) -> None:
             row["problem"], row["task"], gb(row["input_bytes"]), gb(row["output_bytes"]), row["verdict"],
             " ".join(row["flags"]), "yes" if row["degenerate"] else "", number(row["eager_ms"]),
             number(row["speedup"]), kb,
-            number(row.get("ratio")), row["peak_gpu_reserved_gib"], row["peak_host_gib"],
-            number(row["seconds"]),
+            number(row.get("ratio")), row["peak_gpu_reserved_gib"], row["scratch_gib"], row["bound_gib"],
+            row["peak_host_gib"], number(row["seconds"]),
         ]  # fmt: skip
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
     (folder / "acceptance.md").write_text(

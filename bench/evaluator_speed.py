@@ -10,7 +10,8 @@ baselines), then again on the same cache (cached re-verification). KernelBench's
 eval_from_generations does it: every kernel built in parallel (build_compile_cache, N processes), then each
 evaluated in turn by eval_kernel_against_ref (5 correctness trials, 100 cuda_event trials, its reference
 timing) in one process. Order: ours cold, KernelBench's build and evaluation, ours cached (last: the figure a
-stage cap may cut). Reports wall times and ratios.
+stage cap may cut). Reports wall times and ratios; each of our batches also leaves its message trace
+(EVALUATOR_TRACE) beside its log, from which bench/trace_stages.py tells where the time went.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ def ours(manifest: Path, out: Path, cache: Path, jobs: int) -> dict:
 
     started = time.monotonic()
     command = batch_command(manifest, out, jobs=jobs, cache_dir=cache)
+    env = {**os.environ, "EVALUATOR_TRACE": str(out.parent / f"{out.name}.trace")}  # every message, timed
     with open(out.parent / f"{out.name}.log", "w") as log:
-        subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
     wall = time.monotonic() - started
     results = {
         path.stem: json.loads(path.read_text()) for path in out.glob("*.json") if path.stem != "environment"

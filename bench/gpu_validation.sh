@@ -102,5 +102,6 @@ speed() {
 [ $# -gt 0 ] || { echo "stages: probe prebuild tests hardening acceptance pipeline short speed" >&2; exit 2; }
 for stage in "$@"; do
   "$stage" 2>&1 | tee "$RETURN/$stage.log"
-  tar czf "$RETURN/$stage.tgz" --exclude=./batch/cache --exclude='*/cache' --exclude='*.so' -C "$OUT" . 2>/dev/null
+  tar czf "$RETURN/$stage.tgz" --exclude=./batch/cache --exclude='*/cache' --exclude='*.so' --exclude='*.o' \
+    --exclude=./speed/ours-cache --exclude=./speed/kb-build -C "$OUT" . 2>/dev/null
 done

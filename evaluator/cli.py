@@ -149,6 +149,18 @@ def stop_on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+def trace_to(path: str | None) -> None:
+    """EVALUATOR_TRACE=FILE: every message between the harness and its children, timestamped, to FILE."""
+    if not path:
+        return
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(relativeCreated).1f %(threadName)s %(message)s"))
+    trace = logging.getLogger("evaluator.trace")
+    trace.addHandler(handler)
+    trace.setLevel(logging.DEBUG)
+    trace.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from evaluator.sandbox.isolation import enter_private_mount_namespace, protect_process
@@ -161,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    trace_to(os.environ.get("EVALUATOR_TRACE"))
     if args.command == "run":
         return command_run(args)
     return command_batch(args)

@@ -78,8 +78,10 @@ class Reference(Child):
         """One input set and the output: bytes, shape, dtype, and whether the reference uses the RNG."""
         self.build()
         values = self.make(message["seed"])
+        base = forward_peak_start(self.device)
         first = self.forward(values, 1)
         shape, dtype, size = list(first.shape), first.dtype, first.numel() * first.element_size()
+        scratch = forward_scratch_bytes(self.device, base, size)
         printed, numel = fingerprint(first, 1), first.numel()
         del first  # one output at a time: the second call is compared by fingerprint
         timing.synchronize(self.device)
@@ -97,6 +99,7 @@ class Reference(Child):
             "stochastic": stochastic,
             "forward_ms": seconds * 1e3,
             "parameter_bytes": parameter_bytes(self.model),
+            "scratch_bytes": scratch,
         }
         del values, second
         self.release()
@@ -221,6 +224,23 @@ def input_work(values: list[Any], seed: int) -> dict[str, Any]:
         if isinstance(value, torch.Tensor):
             fingerprint(value, seed)
     return {}
+
+
+def forward_peak_start(device: str) -> int:
+    """Before a forward: the device memory already allocated, with the peak counter reset to it."""
+    if device != "cuda":
+        return 0
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    return torch.cuda.memory_allocated()
+
+
+def forward_scratch_bytes(device: str, base: int, output_bytes: int) -> int:
+    """What a forward needed beyond its inputs, weights and output (intermediates; 0 where unmeasured)."""
+    if device != "cuda":
+        return 0
+    torch.cuda.synchronize()
+    return max(0, torch.cuda.max_memory_allocated() - base - output_bytes)
 
 
 def parameter_bytes(model: torch.nn.Module) -> int:

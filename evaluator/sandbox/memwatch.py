@@ -37,29 +37,26 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def parents() -> dict[int, int]:
-    """pid -> parent pid of every process now running, from every /proc/PID/stat."""
-    found = {}
+def children_map() -> dict[int, list[int]]:
+    """parent pid -> its children, for every process now running, from every /proc/PID/stat (one pass)."""
+    found: dict[int, list[int]] = {}
     for entry in os.scandir(PROC):
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError, ValueError, IndexError):
             stat = Path(entry.path, "stat").read_text()
-            found[int(entry.name)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+            found.setdefault(int(stat[stat.rindex(")") + 2 :].split()[1]), []).append(int(entry.name))
     return found
 
 
 def tree(root: int) -> list[int]:
     """root and all its descendants."""
-    parent_of = {} if CHILDREN_FILES else parents()
+    known = {} if CHILDREN_FILES else children_map()
     found, todo = [], [root]
     while todo:
         pid = todo.pop()
         found.append(pid)
-        if CHILDREN_FILES:
-            todo.extend(children_of(pid))
-        else:
-            todo.extend(child for child, parent in parent_of.items() if parent == pid)
+        todo.extend(children_of(pid) if CHILDREN_FILES else known.get(pid, ()))
     return found
 
 

@@ -30,6 +30,8 @@ from evaluator.sandbox.memwatch import MemoryWatch
 from evaluator.sandbox.protocol import ChildGone, Deadline, MessageReader, write_message
 
 logger = logging.getLogger(__name__)
+# Every message to and from a child, timestamped, when enabled (EVALUATOR_TRACE: see evaluator.cli).
+trace = logging.getLogger("evaluator.trace")
 
 # Variables a child may inherit; everything else (DATABASE_URL, SECRET_KEY, REDIS_URL, …) is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH")
@@ -61,6 +63,19 @@ def scrubbed_environment(home: Path, extra: dict[str, str]) -> dict[str, str]:
 def die_with_harness() -> None:
     """In the forked child before exec: SIGKILL when the harness thread that started it is gone."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def before_exec(nice: int):
+    """What the forked child does before exec: the parent-death signal and, for a build, a lower priority
+    (inherited by the compilers it starts; an unprivileged child cannot raise it again)."""
+    if not nice:
+        return die_with_harness
+
+    def prepare() -> None:
+        die_with_harness()
+        os.nice(nice)
+
+    return prepare
 
 
 def folder_usage(folder: Path) -> dict[str, int]:
@@ -104,6 +119,8 @@ class ChildProcess:
     workdir: Path | None = None
     process: subprocess.Popen | None = None
     watch: MemoryWatch | None = None  # the host-memory limit where no cgroup enforces one
+    nice: int = 0  # added to the child's CPU niceness (builds)
+    label: str = ""  # the kernel's or the task's file name, for the trace
 
     def __enter__(self) -> ChildProcess:
         self.layers = isolation.detect(self.python)
@@ -205,7 +222,7 @@ class ChildProcess:
                 pass_fds=passed,
                 start_new_session=True,
                 close_fds=True,
-                preexec_fn=die_with_harness,  # noqa: PLW1509 - a single prctl, no locks taken
+                preexec_fn=before_exec(self.nice),  # noqa: PLW1509 - a prctl and a nice, no locks taken
             )
         if self.group is None:  # no cgroup limits its host memory: the harness watches it instead
             self.watch = MemoryWatch(self.process.pid, self.limits.memory_bytes)
@@ -218,9 +235,14 @@ class ChildProcess:
 
     def receive(self, timeout: float) -> dict[str, Any]:
         """The next message; raises Deadline or ChildGone."""
-        return self.reader.read(time.monotonic() + timeout)
+        message = self.reader.read(time.monotonic() + timeout)
+        if trace.isEnabledFor(logging.DEBUG):
+            trace.debug("%s %s < %s", self.label, self.spec.get("role"), message.get("event"))
+        return message
 
     def send(self, message: dict[str, Any]) -> None:
+        if trace.isEnabledFor(logging.DEBUG):
+            trace.debug("%s %s > %s", self.label, self.spec.get("role"), message.get("cmd"))
         with contextlib.suppress(BrokenPipeError, OSError):
             write_message(self.command_fd, message)
 

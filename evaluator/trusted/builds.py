@@ -1,4 +1,4 @@
-"""The compile stage: every CUDA candidate of a batch built ahead, in parallel sandboxed children.
+"""The compile stage: every CUDA candidate of a batch built in parallel sandboxed children, beside evaluation.
 
 Each build runs in a child of role 'build' (it imports the candidate, so `load_inline` compiles, and stops),
 with TORCH_EXTENSIONS_DIR in the compile cache folder of its source's hash; with a new root the child builds
@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from evaluator.manifest import KernelJob
 from evaluator.result import Result, write_json_atomic
@@ -60,6 +60,7 @@ def build_candidate(job: KernelJob, settings: Settings) -> Result | None:
         return None
     started = time.monotonic()
     child = candidate_child(settings, "build", sha)
+    child.label = job.kernel_path.name
     with child:
         child.spec["task_path"] = child.add_file(job.task_path, "task.py")
         child.spec["kernel_path"] = child.add_file(job.kernel_path, "kernel.py")
@@ -95,31 +96,69 @@ def failed_build(
     return result
 
 
+class Builds:
+    """The compile stage running beside evaluation: each CUDA source built once, in background threads.
+
+    Builds are queued in the order given (the order kernels are evaluated in), so the first kernels' builds
+    finish first and evaluation starts while the rest still compile; the build children run at a lower CPU
+    priority (settings.build_nice) than the timing. A failed build is written as the result of every kernel
+    with that source the moment it is known.
+    """
+
+    def __init__(self, jobs: list[KernelJob], settings: Settings, workers: int, out_dir):
+        self.settings, self.out_dir = settings, out_dir
+        self.groups: dict[str, list[KernelJob]] = {}
+        for job in jobs:
+            if needs_build(job, settings):
+                self.groups.setdefault(sha256_text(job.source), []).append(job)
+        self.source_of = {job.id: sha for sha, group in self.groups.items() for job in group}
+        self.futures: dict[str, Future] = {}
+        self.pool = None
+        if self.groups:
+            logger.info("compiling %d candidate source(s) on %d worker(s)", len(self.groups), workers)
+            self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="build")
+            for sha, group in self.groups.items():
+                self.futures[sha] = self.pool.submit(self.build, sha, group)
+
+    def build(self, sha: str, group: list[KernelJob]) -> bool:
+        """Build one source (in a pool thread); write the failure of each of its kernels; True when built."""
+        result = compile_one(group[0], self.settings)
+        for job in group if result is not None else ():
+            write_json_atomic(self.out_dir / f"{job.id}.json", for_job(result, job).to_dict())
+        return result is None
+
+    def pending(self, job: KernelJob) -> bool:
+        """Its build is still running or queued."""
+        future = self.futures.get(self.source_of.get(job.id, ""))
+        return future is not None and not future.done()
+
+    def ready(self, job: KernelJob) -> bool:
+        """Wait for the job's build (if it has one); False when the build failed (its result is written)."""
+        future = self.futures.get(self.source_of.get(job.id, ""))
+        return future is None or future.result()
+
+    def failed(self) -> set[str]:
+        """Wait for every build; the ids of the kernels whose build failed."""
+        failed = [group for sha, group in self.groups.items() if not self.futures[sha].result()]
+        return {job.id for group in failed for job in group}
+
+    def close(self) -> None:
+        """Drop the builds not started yet; wait for the running ones."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def precompile(jobs: list[KernelJob], settings: Settings, workers: int, out_dir) -> set[str]:
     """Build all CUDA candidates in parallel, each source once; write failures at once; return failed ids.
 
     Kernels with the same source (a bundle's samples often repeat one) share one build: two builds of one
     source at a time would write the same cache folder. A failed build is the result of each of them.
     """
-    by_source: dict[str, list[KernelJob]] = {}
-    for job in jobs:
-        if needs_build(job, settings):
-            by_source.setdefault(sha256_text(job.source), []).append(job)
-    failed: set[str] = set()
-    if not by_source:
-        return failed
-    logger.info("compiling %d candidate source(s) on %d worker(s)", len(by_source), workers)
-    leaders = [group[0] for group in by_source.values()]
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for group, result in zip(
-            by_source.values(), pool.map(lambda job: compile_one(job, settings), leaders), strict=True
-        ):
-            if result is None:
-                continue
-            for job in group:
-                write_json_atomic(out_dir / f"{job.id}.json", for_job(result, job).to_dict())
-                failed.add(job.id)
-    return failed
+    builds = Builds(jobs, settings, workers, out_dir)
+    try:
+        return builds.failed()
+    finally:
+        builds.close()
 
 
 def for_job(result: Result, job: KernelJob) -> Result:

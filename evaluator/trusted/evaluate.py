@@ -54,6 +54,7 @@ class Launch:
         self.child = candidate_child(
             self.settings, "candidate", self.identity["sha256"], self.slots, self.source
         )
+        self.child.label = self.kernel_path.name
         self.talk = Conversation(self.child, "kernel")
         self.started = False
 
@@ -151,6 +152,7 @@ class Evaluation:
             "input_bytes": problem.input_bytes,
             "output_bytes": problem.output_bytes,
             "parameter_bytes": problem.parameter_bytes,
+            "scratch_bytes": problem.scratch_bytes,
         }
         self.limits()
         kernel.expect("ready", STARTUP_TIMEOUT, "startup")

@@ -39,6 +39,7 @@ class Problem:
     stochastic: bool
     parameter_bytes: int
     forward_ms: float  # one eager call on the host clock, when the task was sized
+    scratch_bytes: int = 0  # the reference forward's own intermediates at their peak (GPU only)
 
     @property
     def numel(self) -> int:
@@ -48,8 +49,14 @@ class Problem:
         return count
 
     def process_bytes(self, device: str) -> int:
-        """Memory one process (reference or candidate) needs to hold one trial's tensors."""
-        return self.input_bytes + self.output_bytes + self.parameter_bytes + CONTEXT_BYTES[device]
+        """Memory one process (reference or candidate) needs for one trial's tensors and its forward."""
+        return (
+            self.input_bytes
+            + self.output_bytes
+            + self.parameter_bytes
+            + self.scratch_bytes
+            + CONTEXT_BYTES[device]
+        )
 
 
 @dataclass
@@ -85,6 +92,7 @@ class TaskSession:
         """Launch the reference process (it loads the task and builds its Model on its own)."""
         self.harness_end, child_end = slot_files.descriptor_pair()
         self.child = reference_child(self.settings, child_end.fileno())
+        self.child.label = self.task_path.name
         self.child.__enter__()
         self.child.spec["task_path"] = self.child.add_file(self.task_path, "task.py")
         self.child.start()
@@ -124,6 +132,7 @@ class TaskSession:
             stochastic=bool(reply["stochastic"]),
             parameter_bytes=int(reply.get("parameter_bytes", 0)),
             forward_ms=float(reply.get("forward_ms") or 0.0),
+            scratch_bytes=int(reply.get("scratch_bytes", 0)),
         )
         needed, available, where = self.memory_need()
         if available and needed > available:
@@ -146,8 +155,9 @@ class TaskSession:
         problem = self.problem
         return (
             f"this problem needs about {needed / GiB:.1f} GiB ({problem.input_bytes} bytes of inputs, "
-            f"{problem.output_bytes} of output and {problem.parameter_bytes} of weights per process, the "
-            f"reference's and the kernel's, with their runtime); {where} is {available / GiB:.1f} GiB"
+            f"{problem.output_bytes} of output, {problem.parameter_bytes} of weights and "
+            f"{problem.scratch_bytes} of the forward's intermediates per process, the reference's and the "
+            f"kernel's, with their runtime); {where} is {available / GiB:.1f} GiB"
         )
 
     def timeout(self) -> float:

@@ -1,9 +1,11 @@
 """The harness's host-memory watch (hosts without a cgroup): a process tree over its limit is killed, and
 only that tree; one under it is left alone."""
 
+import os
 import signal
 import subprocess
 import sys
+import time
 
 from evaluator.sandbox.memwatch import MemoryWatch, resident_bytes, tree
 
@@ -62,4 +64,23 @@ def test_the_tree_and_its_memory_are_read_from_proc():
         assert resident_bytes(found) > 0
     finally:
         process.kill()
+        process.wait()
+
+
+def test_the_tree_is_the_same_without_proc_children_files(monkeypatch):
+    """Kernels without CONFIG_PROC_CHILDREN: the tree comes from one pass over every /proc/PID/stat."""
+    from evaluator.sandbox import memwatch
+
+    process = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"], start_new_session=True)
+    try:
+        for _ in range(100):
+            if len(tree(process.pid)) == 3:
+                break
+            time.sleep(0.05)
+        from_children_files = sorted(tree(process.pid))
+        monkeypatch.setattr(memwatch, "CHILDREN_FILES", False)
+        assert sorted(tree(process.pid)) == from_children_files
+        assert len(from_children_files) == 3
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait()
