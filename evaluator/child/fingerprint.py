@@ -92,15 +92,19 @@ class Accumulator:
             return
         values = chunk if chunk.is_floating_point() else chunk.to(torch.float64)
         clean = torch.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+        # One float64 copy for the three sums (a reduction asked for a wider dtype than its input's makes a
+        # copy of its own each time), and the non-finite values counted without a sum over an int64 copy.
+        wide = clean.to(torch.float64)
         stats = torch.stack(
             [
-                clean.sum(dtype=torch.float64),
-                torch.linalg.vector_norm(clean, 1, dtype=torch.float64),
-                torch.linalg.vector_norm(clean, dtype=torch.float64).square(),
-                count - torch.isfinite(values).sum().to(torch.float64),
+                wide.sum(),
+                torch.linalg.vector_norm(wide, 1),
+                torch.linalg.vector_norm(wide).square(),
+                count - torch.count_nonzero(torch.isfinite(values)).to(torch.float64),
                 self.projection(clean.to(torch.float32), offset),
             ]
         )
+        del wide
         self.totals += stats.to(self.device)
         first = bisect.bisect_left(self.positions, offset)
         last = bisect.bisect_left(self.positions, offset + count)
