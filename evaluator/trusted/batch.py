@@ -97,7 +97,7 @@ def evaluation_order(jobs: list[KernelJob], settings: Settings) -> list[KernelJo
 
 
 def evaluate_jobs(
-    jobs: list[KernelJob], settings: Settings, builds: Builds | None = None
+    jobs: list[KernelJob], settings: Settings, builds: Builds
 ) -> Iterator[tuple[KernelJob, Result]]:
     """Each job's result, task by task, one reference process per task (started ahead when overlapped).
 
@@ -115,7 +115,7 @@ def evaluate_jobs(
             )
             if not session.opened:
                 session.open()
-            if builds is not None and not await_build(builds, job, session):
+            if not await_build(builds, job, session):
                 launch = launches.pop(job.id, None)
                 if launch is not None:
                     launch.close()
@@ -146,7 +146,7 @@ def await_build(builds: Builds, job: KernelJob, session: TaskSession) -> bool:
 
 
 def prestart(
-    nxt: tuple[int, KernelJob], groups, sessions: dict, launches: dict, settings: Settings, builds=None
+    nxt: tuple[int, KernelJob], groups, sessions: dict, launches: dict, settings: Settings, builds: Builds
 ) -> None:
     """Start the next kernel's child (once built) and the next task's reference process, ahead."""
     index, job = nxt
@@ -154,7 +154,7 @@ def prestart(
         if index not in sessions:
             sessions[index] = TaskSession(groups[index][0], settings)
             sessions[index].start()
-        if builds is None or not builds.pending(job):
+        if not builds.pending(job):
             launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start()
     except Exception:  # noqa: BLE001 - the child is then started at its turn
         logger.exception("could not start the next child ahead of its turn")

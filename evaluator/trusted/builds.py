@@ -101,8 +101,9 @@ class Builds:
 
     Builds are queued in the order given (the order kernels are evaluated in), so the first kernels' builds
     finish first and evaluation starts while the rest still compile; the build children run at a lower CPU
-    priority (settings.build_nice) than the timing. A failed build is written as the result of every kernel
-    with that source the moment it is known.
+    priority (settings.build_nice) than the timing. Kernels with the same source (a bundle's samples often
+    repeat one) share one build: two builds of one source at a time would write the same cache folder. A
+    failed build is written as the result of every kernel with that source the moment it is known.
     """
 
     def __init__(self, jobs: list[KernelJob], settings: Settings, workers: int, out_dir):
@@ -118,23 +119,27 @@ class Builds:
             logger.info("compiling %d candidate source(s) on %d worker(s)", len(self.groups), workers)
             self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="build")
             for sha, group in self.groups.items():
-                self.futures[sha] = self.pool.submit(self.build, sha, group)
+                self.futures[sha] = self.pool.submit(self.build, group)
 
-    def build(self, sha: str, group: list[KernelJob]) -> bool:
+    def build(self, group: list[KernelJob]) -> bool:
         """Build one source (in a pool thread); write the failure of each of its kernels; True when built."""
         result = compile_one(group[0], self.settings)
         for job in group if result is not None else ():
             write_json_atomic(self.out_dir / f"{job.id}.json", for_job(result, job).to_dict())
         return result is None
 
+    def future(self, job: KernelJob) -> Future | None:
+        """The job's build, or None when it has nothing to build."""
+        return self.futures.get(self.source_of.get(job.id, ""))
+
     def pending(self, job: KernelJob) -> bool:
         """Its build is still running or queued."""
-        future = self.futures.get(self.source_of.get(job.id, ""))
+        future = self.future(job)
         return future is not None and not future.done()
 
     def ready(self, job: KernelJob) -> bool:
         """Wait for the job's build (if it has one); False when the build failed (its result is written)."""
-        future = self.futures.get(self.source_of.get(job.id, ""))
+        future = self.future(job)
         return future is None or future.result()
 
     def failed(self) -> set[str]:
@@ -146,19 +151,6 @@ class Builds:
         """Drop the builds not started yet; wait for the running ones."""
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-def precompile(jobs: list[KernelJob], settings: Settings, workers: int, out_dir) -> set[str]:
-    """Build all CUDA candidates in parallel, each source once; write failures at once; return failed ids.
-
-    Kernels with the same source (a bundle's samples often repeat one) share one build: two builds of one
-    source at a time would write the same cache folder. A failed build is the result of each of them.
-    """
-    builds = Builds(jobs, settings, workers, out_dir)
-    try:
-        return builds.failed()
-    finally:
-        builds.close()
 
 
 def for_job(result: Result, job: KernelJob) -> Result:

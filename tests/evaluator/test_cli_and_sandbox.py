@@ -169,7 +169,7 @@ def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(t
     assert found["honest_torch_matmul"]["speedup"]["eager"] == 2.0
 
 
-def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_build(tmp_path, monkeypatch):
+def test_builds_build_each_source_once_and_fail_every_kernel_of_a_failed_build(tmp_path, monkeypatch):
     from evaluator.manifest import KernelJob
     from evaluator.trusted import builds
 
@@ -182,7 +182,11 @@ def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_b
     jobs = [KernelJob(name, RELU, tmp_path / f"{name}.py") for name in ("a", "b", "other")]
     out = tmp_path / "out"
     out.mkdir()
-    assert builds.precompile(jobs, settings=None, workers=4, out_dir=out) == {"a", "b"}
+    stage = builds.Builds(jobs, settings=None, workers=4, out_dir=out)
+    try:
+        assert stage.failed() == {"a", "b"}
+    finally:
+        stage.close()
     assert sorted(built) == ["a", "other"]
     for name in ("a", "b"):
         result = json.loads((out / f"{name}.json").read_text())
