@@ -65,19 +65,6 @@ def die_with_harness() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def before_exec(nice: int):
-    """What the forked child does before exec: the parent-death signal and, for a build, a lower priority
-    (inherited by the compilers it starts; an unprivileged child cannot raise it again)."""
-    if not nice:
-        return die_with_harness
-
-    def prepare() -> None:
-        die_with_harness()
-        os.nice(nice)
-
-    return prepare
-
-
 def folder_usage(folder: Path) -> dict[str, int]:
     """Bytes in a folder and its largest file (never following links): what a child left in its temp dir."""
     total = largest = 0
@@ -119,7 +106,6 @@ class ChildProcess:
     workdir: Path | None = None
     process: subprocess.Popen | None = None
     watch: MemoryWatch | None = None  # the host-memory limit where no cgroup enforces one
-    nice: int = 0  # added to the child's CPU niceness (builds)
     label: str = ""  # the kernel's or the task's file name, for the trace
 
     def __enter__(self) -> ChildProcess:
@@ -222,7 +208,7 @@ class ChildProcess:
                 pass_fds=passed,
                 start_new_session=True,
                 close_fds=True,
-                preexec_fn=before_exec(self.nice),  # noqa: PLW1509 - a prctl and a nice, no locks taken
+                preexec_fn=die_with_harness,  # noqa: PLW1509 - a single prctl, no locks taken
             )
         if self.group is None:  # no cgroup limits its host memory: the harness watches it instead
             self.watch = MemoryWatch(self.process.pid, self.limits.memory_bytes)

@@ -1,12 +1,10 @@
-"""A manifest: CUDA candidates built in parallel in the background, the kernels evaluated task by task.
+"""A manifest: build every CUDA candidate in parallel, then evaluate the kernels task by task.
 
-Kernels are grouped by task (in the manifest's order of first appearance, tasks with nothing to build
-first); each task gets one reference process for all its kernels. Builds are queued in evaluation order, so
-evaluation starts as soon as the first kernel's build is done; while a kernel waits for its build, its
-task's reference process sizes the problem, calibrates and compiles the torch.compile baseline. On a GPU the
-next kernel's child (and the next task's reference process) is started while the current kernel runs, so
-their interpreters are up when their turn comes; they touch the device only then. Each result is written
-atomically the moment it is known, so a killed batch resumes where it stopped.
+Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
+process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is
+started while the current kernel runs, so their interpreters are up when their turn comes; they touch the
+device only then. Each result is written atomically the moment it is known, so a killed batch resumes
+where it stopped.
 """
 
 from __future__ import annotations
@@ -31,9 +29,8 @@ from evaluator.manifest import (
 from evaluator.policy import make_policy
 from evaluator.result import Result, writable, write_json_atomic
 from evaluator.sandbox.report import sandbox_report
-from evaluator.trusted.builds import Builds, harness_failure, needs_build
+from evaluator.trusted.builds import harness_failure, precompile
 from evaluator.trusted.compile_cache import CompileCache
-from evaluator.trusted.conversation import Stop
 from evaluator.trusted.environment import collect, cuda_arch_list
 from evaluator.trusted.evaluate import Launch, evaluate_kernel
 from evaluator.trusted.session import TaskSession
@@ -82,27 +79,16 @@ def manifest_settings(manifest: Manifest, cache_dir: Path | None) -> Settings:
 
 
 def by_task(jobs: list[KernelJob]) -> list[tuple[Path, list[KernelJob]]]:
-    """Kernels grouped by task, in order of first appearance."""
     groups: dict[Path, list[KernelJob]] = {}
     for job in jobs:
         groups.setdefault(job.task_path.resolve(), []).append(job)
     return list(groups.items())
 
 
-def evaluation_order(jobs: list[KernelJob], settings: Settings) -> list[KernelJob]:
-    """Task by task, the tasks with no kernel to build first (they run while the builds do)."""
-    groups = by_task(jobs)
-    groups.sort(key=lambda item: any(needs_build(job, settings) for job in item[1]))
-    return [job for _, group in groups for job in group]
-
-
-def evaluate_jobs(
-    jobs: list[KernelJob], settings: Settings, builds: Builds
-) -> Iterator[tuple[KernelJob, Result]]:
+def evaluate_jobs(jobs: list[KernelJob], settings: Settings) -> Iterator[tuple[KernelJob, Result]]:
     """Each job's result, task by task, one reference process per task (started ahead when overlapped).
 
-    A kernel whose build failed is skipped (the build wrote its result). However it ends (SIGTERM unwinds
-    it too), every child it started is killed and every temp dir removed.
+    However it ends (SIGTERM unwinds it too), every child it started is killed and every temp dir removed.
     """
     groups = by_task(jobs)
     sessions: dict[int, TaskSession] = {}
@@ -115,17 +101,12 @@ def evaluate_jobs(
             )
             if not session.opened:
                 session.open()
-            if not await_build(builds, job, session):
-                launch = launches.pop(job.id, None)
-                if launch is not None:
-                    launch.close()
-            else:
-                launch = launches.pop(job.id, None) or Launch(
-                    job.kernel_path, job.task_path, job.source, settings
-                )
-                if settings.overlapped and position + 1 < len(order):
-                    prestart(order[position + 1], groups, sessions, launches, settings, builds)
-                yield job, evaluate_one(session, launch, job, settings)
+            launch = launches.pop(job.id, None) or Launch(
+                job.kernel_path, job.task_path, job.source, settings
+            )
+            if settings.overlapped and position + 1 < len(order):
+                prestart(order[position + 1], groups, sessions, launches, settings)
+            yield job, evaluate_one(session, launch, job, settings)
             if position + 1 == len(order) or order[position + 1][0] != index:
                 sessions.pop(index).close()
     finally:
@@ -135,27 +116,14 @@ def evaluate_jobs(
             session.close()
 
 
-def await_build(builds: Builds, job: KernelJob, session: TaskSession) -> bool:
-    """Wait for the kernel's build, compiling the task's torch.compile baseline first; False: it failed."""
-    if builds.pending(job) and session.failure is None and session.unfit is None:
-        try:
-            session.ensure_compiled()
-        except Stop as stop:  # the kernel's timing asks again and fails as it would have without this
-            logger.warning("task %s: the baseline did not compile ahead: %s", session.task_path, stop.message)
-    return builds.ready(job)
-
-
-def prestart(
-    nxt: tuple[int, KernelJob], groups, sessions: dict, launches: dict, settings: Settings, builds: Builds
-) -> None:
-    """Start the next kernel's child (once built) and the next task's reference process, ahead."""
+def prestart(nxt: tuple[int, KernelJob], groups, sessions: dict, launches: dict, settings: Settings) -> None:
+    """Start the next kernel's child, and the next task's reference process, ahead of their turn."""
     index, job = nxt
     try:
         if index not in sessions:
             sessions[index] = TaskSession(groups[index][0], settings)
             sessions[index].start()
-        if not builds.pending(job):
-            launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start()
+        launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start()
     except Exception:  # noqa: BLE001 - the child is then started at its turn
         logger.exception("could not start the next child ahead of its turn")
 
@@ -176,7 +144,7 @@ def run_batch(
     cache_dir: Path | None,
     compile_only: bool = False,
 ) -> int:
-    """Evaluate a manifest into out_dir (builds beside evaluation); 0 when every kernel has a result file.
+    """Evaluate a manifest into out_dir; 0 when every kernel has a result file.
 
     With compile_only, build the CUDA candidates into the cache and stop: 0 when every build succeeded
     (a failed build still gets its result file), so a later batch on the same cache starts evaluating at once.
@@ -187,17 +155,12 @@ def run_batch(
     write_json_atomic(out_dir / "environment.json", settings.environment)
     pending = [job for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
     logger.info("%d of %d kernel(s) to evaluate", len(pending), len(manifest.kernels))
-    pending = evaluation_order(pending, settings)  # builds are queued in the order they are needed
-    builds = Builds(pending, settings, workers or os.cpu_count() or 1, out_dir)
-    try:
-        if compile_only:
-            failed = builds.failed()
-            logger.info("compile only: %d build(s) failed", len(failed))
-            return 1 if failed else 0
-        for job, result in evaluate_jobs(pending, settings, builds):
-            write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
-            logger.info("%s: %s", job.id, result.summary())
-    finally:
-        builds.close()
+    failed = precompile(pending, settings, workers or os.cpu_count() or 1, out_dir)
+    if compile_only:
+        logger.info("compile only: %d build(s) failed", len(failed))
+        return 1 if failed else 0
+    for job, result in evaluate_jobs([job for job in pending if job.id not in failed], settings):
+        write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
+        logger.info("%s: %s", job.id, result.summary())
     missing = [job.id for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
     return 1 if missing else 0

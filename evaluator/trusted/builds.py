@@ -1,4 +1,4 @@
-"""The compile stage: every CUDA candidate of a batch built in parallel sandboxed children, beside evaluation.
+"""The compile stage: every CUDA candidate of a batch built ahead, in parallel sandboxed children.
 
 Each build runs in a child of role 'build' (it imports the candidate, so `load_inline` compiles, and stops),
 with TORCH_EXTENSIONS_DIR in the compile cache folder of its source's hash; with a new root the child builds
@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import time
 import traceback
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 from evaluator.manifest import KernelJob
 from evaluator.result import Result, write_json_atomic
@@ -96,61 +96,31 @@ def failed_build(
     return result
 
 
-class Builds:
-    """The compile stage running beside evaluation: each CUDA source built once, in background threads.
+def precompile(jobs: list[KernelJob], settings: Settings, workers: int, out_dir) -> set[str]:
+    """Build all CUDA candidates in parallel, each source once; write failures at once; return failed ids.
 
-    Builds are queued in the order given (the order kernels are evaluated in), so the first kernels' builds
-    finish first and evaluation starts while the rest still compile; the build children run at a lower CPU
-    priority (settings.build_nice) than the timing. Kernels with the same source (a bundle's samples often
-    repeat one) share one build: two builds of one source at a time would write the same cache folder. A
-    failed build is written as the result of every kernel with that source the moment it is known.
+    Kernels with the same source (a bundle's samples often repeat one) share one build: two builds of one
+    source at a time would write the same cache folder. A failed build is the result of each of them.
     """
-
-    def __init__(self, jobs: list[KernelJob], settings: Settings, workers: int, out_dir):
-        self.settings, self.out_dir = settings, out_dir
-        self.groups: dict[str, list[KernelJob]] = {}
-        for job in jobs:
-            if needs_build(job, settings):
-                self.groups.setdefault(sha256_text(job.source), []).append(job)
-        self.source_of = {job.id: sha for sha, group in self.groups.items() for job in group}
-        self.futures: dict[str, Future] = {}
-        self.pool = None
-        if self.groups:
-            logger.info("compiling %d candidate source(s) on %d worker(s)", len(self.groups), workers)
-            self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="build")
-            for sha, group in self.groups.items():
-                self.futures[sha] = self.pool.submit(self.build, group)
-
-    def build(self, group: list[KernelJob]) -> bool:
-        """Build one source (in a pool thread); write the failure of each of its kernels; True when built."""
-        result = compile_one(group[0], self.settings)
-        for job in group if result is not None else ():
-            write_json_atomic(self.out_dir / f"{job.id}.json", for_job(result, job).to_dict())
-        return result is None
-
-    def future(self, job: KernelJob) -> Future | None:
-        """The job's build, or None when it has nothing to build."""
-        return self.futures.get(self.source_of.get(job.id, ""))
-
-    def pending(self, job: KernelJob) -> bool:
-        """Its build is still running or queued."""
-        future = self.future(job)
-        return future is not None and not future.done()
-
-    def ready(self, job: KernelJob) -> bool:
-        """Wait for the job's build (if it has one); False when the build failed (its result is written)."""
-        future = self.future(job)
-        return future is None or future.result()
-
-    def failed(self) -> set[str]:
-        """Wait for every build; the ids of the kernels whose build failed."""
-        failed = [group for sha, group in self.groups.items() if not self.futures[sha].result()]
-        return {job.id for group in failed for job in group}
-
-    def close(self) -> None:
-        """Drop the builds not started yet; wait for the running ones."""
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+    by_source: dict[str, list[KernelJob]] = {}
+    for job in jobs:
+        if needs_build(job, settings):
+            by_source.setdefault(sha256_text(job.source), []).append(job)
+    failed: set[str] = set()
+    if not by_source:
+        return failed
+    logger.info("compiling %d candidate source(s) on %d worker(s)", len(by_source), workers)
+    leaders = [group[0] for group in by_source.values()]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for group, result in zip(
+            by_source.values(), pool.map(lambda job: compile_one(job, settings), leaders), strict=True
+        ):
+            if result is None:
+                continue
+            for job in group:
+                write_json_atomic(out_dir / f"{job.id}.json", for_job(result, job).to_dict())
+                failed.add(job.id)
+    return failed
 
 
 def for_job(result: Result, job: KernelJob) -> Result:

@@ -39,7 +39,6 @@ class Settings:
     temp_dir_mb: int | None = None
     slot_bytes: int = DEFAULT_SLOT_BYTES
     prestart: bool = True  # start the next kernel's child (and task's reference) while this kernel runs
-    build_nice: int = 10  # builds run beside timing: lower CPU priority, so the timed processes come first
 
     def limits(self) -> Limits:
         """The children's limits, with the manifest's overrides."""
@@ -115,7 +114,6 @@ def candidate_child(
         settings.python,
         shares=shares,
         slots_fd=slots.fd if slots is not None else None,
-        nice=settings.build_nice if role == "build" else 0,
     )
 
 

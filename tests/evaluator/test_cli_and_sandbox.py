@@ -169,7 +169,7 @@ def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(t
     assert found["honest_torch_matmul"]["speedup"]["eager"] == 2.0
 
 
-def test_builds_build_each_source_once_and_fail_every_kernel_of_a_failed_build(tmp_path, monkeypatch):
+def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_build(tmp_path, monkeypatch):
     from evaluator.manifest import KernelJob
     from evaluator.trusted import builds
 
@@ -178,15 +178,20 @@ def test_builds_build_each_source_once_and_fail_every_kernel_of_a_failed_build(t
         (tmp_path / f"{name}.py").write_text(source)
     (tmp_path / "other.py").write_text(source + "\n# another source\n")
     built = []
-    cuda_builds_recorded(monkeypatch, built, {"a"})
+
+    def compile_one(job, settings):
+        built.append(job.id)
+        if job.id == "a":
+            result = Result(mode="hardened", device="cuda", task={}, kernel={"path": str(job.kernel_path)})
+            return result.fail("compile_error", "nvcc failed")
+        return None
+
+    monkeypatch.setattr(builds, "needs_build", lambda job, settings: True)
+    monkeypatch.setattr(builds, "compile_one", compile_one)
     jobs = [KernelJob(name, RELU, tmp_path / f"{name}.py") for name in ("a", "b", "other")]
     out = tmp_path / "out"
     out.mkdir()
-    stage = builds.Builds(jobs, settings=None, workers=4, out_dir=out)
-    try:
-        assert stage.failed() == {"a", "b"}
-    finally:
-        stage.close()
+    assert builds.precompile(jobs, settings=None, workers=4, out_dir=out) == {"a", "b"}
     assert sorted(built) == ["a", "other"]
     for name in ("a", "b"):
         result = json.loads((out / f"{name}.json").read_text())
@@ -195,38 +200,20 @@ def test_builds_build_each_source_once_and_fail_every_kernel_of_a_failed_build(t
     assert not (out / "other.json").exists()
 
 
-def cuda_builds_recorded(monkeypatch, built: list, failing: set, gate=None):
-    """Builds of the CUDA kernels (by backend, as on a GPU) recorded, failing those named, after gate."""
-    from evaluator.sources import kernel_identity
-    from evaluator.trusted import batch, builds
-
-    def compile_one(job, settings):
-        if gate is not None:
-            gate.wait(timeout=30)
-        built.append(job.id)
-        if job.id in failing:
-            result = Result(mode="hardened", device="cuda", task={}, kernel={"path": str(job.kernel_path)})
-            return result.fail("compile_error", "nvcc failed")
-        return None
-
-    def needs_build(job, settings):
-        return kernel_identity(job.kernel_path, job.source)["backend"] == "cuda"
-
-    monkeypatch.setattr(builds, "needs_build", needs_build)
-    monkeypatch.setattr(batch, "needs_build", needs_build)
-    monkeypatch.setattr(builds, "compile_one", compile_one)
-
-
 @pytest.mark.parametrize(("failed", "exit_code"), [(set(), 0), ({"cuda"}, 1)])
 def test_batch_compile_only_builds_and_evaluates_nothing(tmp_path, monkeypatch, failed, exit_code):
     from evaluator.trusted import batch
 
     built = []
 
+    def precompile(jobs, settings, workers, out_dir):
+        built.extend(job.id for job in jobs)
+        return failed
+
     def evaluate_kernel(session, launch, settings):
         raise AssertionError("compile-only evaluated a kernel")
 
-    cuda_builds_recorded(monkeypatch, built, failed)
+    monkeypatch.setattr(batch, "precompile", precompile)
     monkeypatch.setattr(batch, "evaluate_kernel", evaluate_kernel)
     kernels = [
         {"id": "cuda", "task_path": str(RELU), "kernel_path": str(KERNELS / "honest_cuda_relu.py")},
@@ -235,54 +222,8 @@ def test_batch_compile_only_builds_and_evaluates_nothing(tmp_path, monkeypatch, 
     out = tmp_path / "out"
     manifest = write_manifest(tmp_path, kernels)
     assert batch.run_batch(manifest, out, 1, tmp_path / "cache", compile_only=True) == exit_code
-    assert built == ["cuda"]  # only the CUDA kernel is built
-    expected = sorted(["environment.json"] + [f"{name}.json" for name in failed])
-    assert sorted(path.name for path in out.iterdir()) == expected
-
-
-def test_evaluation_starts_while_builds_run_and_skips_a_failed_build(tmp_path, monkeypatch):
-    """Kernels with nothing to build go first, during the builds; the wait compiles the task's baseline; a
-    kernel whose build failed is never evaluated (the build wrote its result)."""
-    import threading
-
-    from evaluator.trusted import batch
-
-    gate, events, built = threading.Event(), [], []
-
-    class CompilingSession(Session):
-        def __init__(self, task_path, settings):
-            super().__init__(task_path, settings)
-            self.task_path, self.failure, self.unfit = task_path, None, None
-
-        def ensure_compiled(self):
-            events.append(("compile", self.task_path.name))
-            gate.set()  # the builds finish only once the baseline has compiled while they ran
-
-    def evaluate_kernel(session, launch, settings):
-        events.append(("evaluate", launch.kernel_path.stem, tuple(built)))
-        result = Result(mode="hardened", device="cpu", task={}, kernel={"path": str(launch.kernel_path)})
-        result.correct = True
-        return result
-
-    cuda_builds_recorded(monkeypatch, built, {"cuda_bad"}, gate)
-    monkeypatch.setattr(batch, "evaluate_kernel", evaluate_kernel)
-    monkeypatch.setattr(batch, "TaskSession", CompilingSession)
-    monkeypatch.setattr(batch, "Launch", Launch)
-    monkeypatch.setattr(batch, "collect", lambda device, sandbox: {"device": device})
-    monkeypatch.setattr(batch, "sandbox_report", lambda limits, python: {})
-    (tmp_path / "bad.py").write_text((KERNELS / "honest_cuda_relu.py").read_text() + "\n# another source\n")
-    kernels = [
-        {"id": "cuda_good", "task_path": str(RELU), "kernel_path": str(KERNELS / "honest_cuda_relu.py")},
-        {"id": "cuda_bad", "task_path": str(RELU), "kernel_path": str(tmp_path / "bad.py")},
-        {"id": "torch", "task_path": str(MATMUL), "kernel_path": str(KERNELS / "honest_torch_matmul.py")},
-    ]
-    out = tmp_path / "out"
-    assert batch.run_batch(write_manifest(tmp_path, kernels), out, 2, tmp_path / "cache") == 0
-    assert events[0] == ("evaluate", "honest_torch_matmul", ())  # before any build finished
-    assert events[1] == ("compile", RELU.name)
-    assert [event[1] for event in events[2:] if event[0] == "evaluate"] == ["honest_cuda_relu"]
-    assert json.loads((out / "cuda_bad.json").read_text())["error"]["kind"] == "compile_error"
-    assert sorted(built) == ["cuda_bad", "cuda_good"]
+    assert built == ["cuda", "torch"]  # precompile picks the CUDA ones among them
+    assert sorted(path.name for path in out.iterdir()) == ["environment.json"]
 
 
 @pytest.mark.parametrize(
