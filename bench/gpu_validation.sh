@@ -9,6 +9,8 @@
 #   bash bench/gpu_validation.sh pipeline     # a KernelBench bundle through the site, queue and worker (carry .whl, .kb)
 #   bash bench/gpu_validation.sh short        # short-kernel timing: ours, KernelBench's and do_bench (carry .kb)
 #   bash bench/gpu_validation.sh speed        # a cold load_inline bundle: our batch against KernelBench's harness
+#   bash bench/gpu_validation.sh onepass      # one-pass fingerprints: cost against the torch path, and Triton
+#                                             # kernels (honest, launch-hooked) judged with the kernel prepared
 # Builds go to one cache (/tmp/kb-gpu-work/cache), so a later stage on the same machine loads them. Everything is
 # written under a work folder and comes back as $OUT/<stage>.log and $OUT/<stage>.tgz (at most 8 files).
 set -uo pipefail
@@ -93,13 +95,34 @@ short() {
   log done
 }
 
+onepass() {
+  log "one-pass fingerprints: cost and agreement with the torch path"
+  timeout 120 python3 bench/fingerprint_speed.py "$OUT/fingerprint_speed.json"
+  log "Triton kernels judged with the one-pass kernel prepared in both children"
+  local out="$OUT/onepass"
+  mkdir -p "$out"
+  for kernel in honest_triton_relu adv_triton_launch_hook honest_torch_matmul; do
+    local task=tasks/builtin/level1/9_ReLU.py
+    [ "$kernel" = honest_torch_matmul ] && task=tasks/builtin/level1/1_Square_matrix_multiplication.py
+    EVALUATOR_ONE_PASS_MIB=1 timeout 150 python3 -m evaluator run --task "$task" \
+      --kernel "tests/evaluator/kernels/$kernel.py" --device cuda --json "$out/$kernel.json"
+    python3 - "$out/$kernel.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(sys.argv[1], r["correct"], (r["error"] or {}).get("kind"), r["speedup"], r["durations_s"],
+      [(f["code"], f["severity"], f["detail"][:200]) for f in r["flags"]])
+PY
+  done
+  log done
+}
+
 speed() {
   log "speed: a cold bundle of load_inline kernels, ours against KernelBench's harness"
   timeout "${SPEED_S:-560}" python3 bench/evaluator_speed.py .kb "$OUT/speed" --level 2 --problems "${SPEED_PROBLEMS:-1-10}"
   log done
 }
 
-[ $# -gt 0 ] || { echo "stages: probe prebuild tests hardening acceptance pipeline short speed" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "stages: probe prebuild tests hardening acceptance pipeline short speed onepass" >&2; exit 2; }
 for stage in "$@"; do
   "$stage" 2>&1 | tee "$RETURN/$stage.log"
   tar czf "$RETURN/$stage.tgz" --exclude=./batch/cache --exclude='*/cache' --exclude='*.so' --exclude='*.o' \

@@ -9,6 +9,14 @@ from __future__ import annotations
 import math
 
 SUMMARY = 5  # sum, |x| sum, L2 norm, non-finite count, projection
+# On a GPU, a problem that moves this many bytes (one input set and its output) has its fingerprints taken
+# by the one-pass kernel (evaluator.child.fingerprint_gpu), worth compiling once per process from here up;
+# the harness tells both children (EVALUATOR_ONE_PASS_MIB overrides it).
+ONE_PASS_BYTES = 256 << 20
+
+
+def one_pass_pays(input_bytes: int, output_bytes: int, threshold: int = ONE_PASS_BYTES) -> bool:
+    return input_bytes + output_bytes >= threshold
 
 
 def matches(candidate: list[float], expected: list[float], numel: int, tolerance: float) -> bool:

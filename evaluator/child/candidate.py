@@ -17,7 +17,7 @@ import torch
 from evaluator.child import inputs, integrity, timing
 from evaluator.child.channel import Slots, chunks
 from evaluator.child.failures import StageFailure, TaskFailure, classify_exception
-from evaluator.child.fingerprint import fingerprint, identical
+from evaluator.child.fingerprint import fingerprint, identical, prepare_one_pass
 from evaluator.child.process import Child, load_module
 from evaluator.policy import TASK_MODULE, TimingPlan
 
@@ -151,6 +151,8 @@ class Candidate(Child):
             return {"event": "imported", "seconds": time.monotonic() - started}
         if self.device == "cuda":
             torch.ones(1, device="cuda").add_(1)
+            if message.get("one_pass"):  # Triton loaded and the kernel compiled before the snapshot
+                prepare_one_pass(self.device)
             torch.cuda.synchronize()
         self.reference = None
         if not self.plan.interleaved:  # KernelBench runs the task's Model first in the kernel's process

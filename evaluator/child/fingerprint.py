@@ -5,7 +5,9 @@ A fingerprint is [sum, sum of |x|, sum of x², non-finite count, a random projec
 so a kernel cannot know in advance which functional of its output is checked; both are generated block by
 block, so a fingerprint computed over the whole tensor and one accumulated chunk by chunk (as the
 reference process receives an output) agree. The running totals stay on the tensor's device until the
-value is read: one host synchronisation per fingerprint, however many chunks. Comparing them is
+value is read: one host synchronisation per fingerprint, however many chunks. In a child that prepared it
+(a large GPU problem: evaluator.checks.one_pass_pays), the five sums of a large CUDA chunk take one pass
+(evaluator.child.fingerprint_gpu); otherwise a few torch reductions per chunk. Comparing them is
 evaluator.checks (pure Python).
 """
 
@@ -13,16 +15,48 @@ from __future__ import annotations
 
 import bisect
 import functools
+import logging
 import math
+from typing import Any
 
 import torch
 
 from evaluator.checks import SUMMARY, identical, matches
 
-__all__ = ["Accumulator", "fingerprint", "identical", "matches"]
+logger = logging.getLogger(__name__)
+__all__ = ["Accumulator", "fingerprint", "identical", "matches", "prepare_one_pass"]
 
 SAMPLE_POINTS = 32
 BLOCK = 1 << 22  # elements per block of projection weights
+ONE_PASS_ELEMENTS = 1 << 20  # smaller chunks keep the torch path: a handful of launches
+_one_pass: Any = None  # evaluator.child.fingerprint_gpu, once prepare_one_pass() has run
+
+
+def prepare_one_pass(device: str) -> bool:
+    """Import and compile the one-pass kernel now, before candidate code runs; False where it cannot."""
+    global _one_pass
+    if device != "cuda" or _one_pass is not None:
+        return _one_pass is not None
+    try:
+        from evaluator.child import fingerprint_gpu
+    except ImportError:  # no Triton: the torch path everywhere
+        return False
+    _one_pass = fingerprint_gpu
+    try:
+        fingerprint(torch.zeros(ONE_PASS_ELEMENTS, device="cuda"), 0)  # compiled now, not in a timed round
+    except Exception:  # noqa: BLE001 - a kernel Triton cannot build here: the torch path, as in the other child
+        logger.exception("the one-pass fingerprint kernel does not run here; torch reductions instead")
+        _one_pass = None
+    return _one_pass is not None
+
+
+def one_pass(chunk: torch.Tensor) -> bool:
+    return (
+        _one_pass is not None
+        and chunk.is_cuda
+        and chunk.numel() >= ONE_PASS_ELEMENTS
+        and _one_pass.takes(chunk)
+    )
 
 
 def sample_positions(numel: int, seed: int) -> list[int]:
@@ -91,11 +125,26 @@ class Accumulator:
         if count == 0:
             return
         values = chunk if chunk.is_floating_point() else chunk.to(torch.float64)
+        if one_pass(values):
+            weights = projection_weights(self.seed, self.size, self.blocks, str(self.device))
+            stats = _one_pass.partial_sums(values, offset, weights, self.size)
+            stats[4] /= math.sqrt(2.0)
+        else:
+            stats = self.torch_sums(values, offset)
+        self.totals += stats.to(self.device)
+        first = bisect.bisect_left(self.positions, offset)
+        last = bisect.bisect_left(self.positions, offset + count)
+        if last > first:
+            self.points[first:last] = values[self.index[first:last] - offset].to(torch.float64)
+
+    def torch_sums(self, values: torch.Tensor, offset: int) -> torch.Tensor:
+        """The five sums of a chunk with torch reductions (CPU tensors, float64, integers, no Triton)."""
+        count = values.numel()
         clean = torch.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
         # One float64 copy for the three sums (a reduction asked for a wider dtype than its input's makes a
         # copy of its own each time), and the non-finite values counted without a sum over an int64 copy.
         wide = clean.to(torch.float64)
-        stats = torch.stack(
+        return torch.stack(
             [
                 wide.sum(),
                 torch.linalg.vector_norm(wide, 1),
@@ -104,12 +153,6 @@ class Accumulator:
                 self.projection(clean.to(torch.float32), offset),
             ]
         )
-        del wide
-        self.totals += stats.to(self.device)
-        first = bisect.bisect_left(self.positions, offset)
-        last = bisect.bisect_left(self.positions, offset + count)
-        if last > first:
-            self.points[first:last] = values[self.index[first:last] - offset].to(torch.float64)
 
     def value(self) -> list[float]:
         """The fingerprint as plain floats (the one point where the host waits for the device)."""
@@ -125,7 +168,8 @@ def fingerprint(tensor: object, seed: int, block_chunks: int = 4) -> list[float]
         return [math.nan]
     flat = tensor.detach().reshape(-1)
     accumulator = Accumulator(flat.numel(), seed, flat.device)
-    step = BLOCK * block_chunks
+    # The torch path's float64 copy is bounded by its chunk; the one-pass kernel needs no copy at all.
+    step = max(1, flat.numel()) if one_pass(flat) else BLOCK * block_chunks
     for offset in range(0, flat.numel(), step):
         accumulator.update(flat[offset : offset + step], offset)
     return accumulator.value()

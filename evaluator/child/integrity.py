@@ -1,11 +1,12 @@
 """Inside the candidate's process: pin the precision settings, and find any state the candidate leaves behind.
 
 Generic rules, not signatures of known kernels. Cheap checks run after every call: global nn.Module hooks,
-torch function and dispatch modes on the stack, tracing and profiling hooks (sys, threading, sys.monitoring),
-thread settings, precision flags, Python and OS threads. Full checks run after the import and after every
-stage and timing round: the identity of every callable in every loaded torch module and torch class (torch._C
-included), in the harness's own modules and in the task, and the kernels registered for every aten and prims
-operator (an override through torch.library or a C++ TORCH_LIBRARY_IMPL changes them).
+torch function and dispatch modes on the stack, tracing and profiling hooks (sys, threading, sys.monitoring,
+Triton's runtime hooks), thread settings, precision flags, Python and OS threads. Full checks run after the
+import and after every stage and timing round: the identity of every callable in every loaded torch and
+Triton module and class (torch._C included), in the harness's own modules and in the task, and the kernels
+registered for every aten and prims operator (an override through torch.library or a C++
+TORCH_LIBRARY_IMPL changes them).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ DISPATCH_KEYS = (
     "BackendSelect",
 )
 OPERATOR_NAMESPACES = ("aten::", "prims::")
-WATCHED_MODULE_PREFIXES = ("torch", "evaluator.child", "time", "math")
+WATCHED_MODULE_PREFIXES = ("torch", "triton", "evaluator.child", "time", "math")
+WATCHED_CLASS_MODULES = ("torch", "triton")  # classes whose attributes are watched one by one
 DESCRIPTORS = (staticmethod, classmethod, property)
 CLASS_MARK = "class:"  # identities of class attributes carry it, so additions to classes can be told apart
 
@@ -110,6 +112,23 @@ def hook_state() -> dict[str, Any]:
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
         state["sys.monitoring tools"] = sum(monitoring.get_tool(tool) is not None for tool in range(6))
+    state.update(triton_hooks())
+    return state
+
+
+def triton_hooks() -> dict[str, int]:
+    """Triton's runtime hooks (launch, load, JIT cache) that call anything, with how many functions each
+    calls, where Triton is loaded: a hook run around a launch could do work when the harness's own kernels
+    read an output. Unset hooks are left out, so Triton loaded after the snapshot changes nothing."""
+    runtime = getattr(sys.modules.get("triton.knobs"), "runtime", None)
+    state = {}
+    for name in dir(runtime) if runtime is not None else ():
+        if name.endswith("_hook") and not name.startswith("_"):
+            value = getattr(runtime, name, None)
+            calls = getattr(value, "calls", None)
+            count = len(calls) if isinstance(calls, list) else int(value is not None)
+            if count:
+                state[f"triton.knobs.runtime.{name}"] = count
     return state
 
 
@@ -149,7 +168,9 @@ def callable_identities(keep: list[Any]) -> dict[str, int]:
                 continue
             identities[f"{name}.{attribute}"] = id(value)
             keep.append(value)
-            if isinstance(value, type) and str(getattr(value, "__module__", "")).startswith("torch"):
+            if isinstance(value, type) and str(getattr(value, "__module__", "")).startswith(
+                WATCHED_CLASS_MODULES
+            ):
                 for key, member in list(vars(value).items()):
                     if callable(member) or isinstance(member, DESCRIPTORS):  # not counters or caches
                         identities[f"{CLASS_MARK}{name}.{attribute}.{key}"] = id(member)

@@ -229,6 +229,8 @@ class ChildProcess:
     def send(self, message: dict[str, Any]) -> None:
         if trace.isEnabledFor(logging.DEBUG):
             trace.debug("%s %s > %s", self.label, self.spec.get("role"), message.get("cmd"))
+        if getattr(self, "command_fd", None) is None:  # not started, or killed: no pipe
+            return
         with contextlib.suppress(BrokenPipeError, OSError):
             write_message(self.command_fd, message)
 
@@ -241,6 +243,12 @@ class ChildProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             return self.process.poll()
+
+    def interrupt(self) -> None:
+        """SIGKILL the process group from another thread; the owner's own kill() closes the pipes."""
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
 
     def kill(self) -> None:
         """Kill the whole process group (and with it the namespace's init) and close the pipe ends."""

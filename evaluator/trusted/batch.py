@@ -1,5 +1,8 @@
 """A manifest: build every CUDA candidate in parallel, then evaluate the kernels task by task.
 
+While the candidates build, the tasks' torch.compile baselines are compiled into the worker's cache ahead of
+their turn (evaluator.trusted.warmup); nothing is timed until the builds, and with them that, are over.
+
 Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
 process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is
 started while the current kernel runs, so their interpreters are up when their turn comes; they touch the
@@ -29,12 +32,13 @@ from evaluator.manifest import (
 from evaluator.policy import make_policy
 from evaluator.result import Result, writable, write_json_atomic
 from evaluator.sandbox.report import sandbox_report
-from evaluator.trusted.builds import harness_failure, precompile
+from evaluator.trusted.builds import builds_to_do, harness_failure, precompile
 from evaluator.trusted.compile_cache import CompileCache
 from evaluator.trusted.environment import collect, cuda_arch_list
 from evaluator.trusted.evaluate import Launch, evaluate_kernel
 from evaluator.trusted.session import TaskSession
 from evaluator.trusted.settings import Settings
+from evaluator.trusted.warmup import BaselineWarmup, warms_baselines
 
 logger = logging.getLogger(__name__)
 MiB = 1 << 20
@@ -155,7 +159,10 @@ def run_batch(
     write_json_atomic(out_dir / "environment.json", settings.environment)
     pending = [job for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
     logger.info("%d of %d kernel(s) to evaluate", len(pending), len(manifest.kernels))
-    failed = precompile(pending, settings, workers or os.cpu_count() or 1, out_dir)
+    warm = warms_baselines(settings, builds_to_do(pending, settings))
+    ahead = [path for path, _ in by_task(pending)] if warm else []
+    with BaselineWarmup(ahead, settings):  # the GPU is idle while the candidates build
+        failed = precompile(pending, settings, workers or os.cpu_count() or 1, out_dir)
     if compile_only:
         logger.info("compile only: %d build(s) failed", len(failed))
         return 1 if failed else 0

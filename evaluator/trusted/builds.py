@@ -29,6 +29,12 @@ def needs_build(job: KernelJob, settings: Settings) -> bool:
     )
 
 
+def builds_to_do(jobs: list[KernelJob], settings: Settings) -> int:
+    """How many distinct CUDA sources of these jobs are not in the compile cache yet."""
+    sources = {sha256_text(job.source) for job in jobs if needs_build(job, settings)}
+    return sum(not settings.cache.is_built(sha) for sha in sources)
+
+
 def job_result(job: KernelJob, settings: Settings) -> Result:
     """An empty result for one kernel of the manifest."""
     return Result(

@@ -122,7 +122,10 @@ class TaskSession:
 
     def describe(self) -> None:
         reply = self.talk.request(
-            {"cmd": "describe", "seed": DESCRIBE_SEED}, "described", self.timeout(), "sizing"
+            {"cmd": "describe", "seed": DESCRIBE_SEED, "one_pass_bytes": self.settings.one_pass_bytes},
+            "described",
+            self.timeout(),
+            "sizing",
         )
         self.problem = Problem(
             input_bytes=int(reply["input_bytes"]),

@@ -7,12 +7,14 @@ are told (the spec), the variables they get, the folders shared with them and th
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.checks import ONE_PASS_BYTES
 from evaluator.policy import Policy
 from evaluator.sandbox import isolation
 from evaluator.sandbox.limits import Limits, default_limits
@@ -38,6 +40,10 @@ class Settings:
     max_tasks: int | None = None
     temp_dir_mb: int | None = None
     slot_bytes: int = DEFAULT_SLOT_BYTES
+    # from how many bytes (inputs and output) a GPU problem's fingerprints take the one-pass kernel
+    one_pass_bytes: int = field(
+        default_factory=lambda: int(os.environ.get("EVALUATOR_ONE_PASS_MIB", ONE_PASS_BYTES >> 20)) << 20
+    )
     prestart: bool = True  # start the next kernel's child (and task's reference) while this kernel runs
 
     def limits(self) -> Limits:

@@ -54,6 +54,8 @@ CORPUS = {
     "adv_identity_timed_only": ((1, "9_ReLU"), "fail", "aliases_input"),
     "honest_torch_compile": ((1, "9_ReLU"), "pass", None),
     "honest_custom_op": ((1, "9_ReLU"), "pass", None),
+    # harness 2.2: Triton loaded before the snapshot (the one-pass fingerprint), its runtime hooks watched
+    "adv_triton_launch_hook": ((1, "9_ReLU"), "flag", "state_left_behind"),
 }
 # Kernels that only mean something on a GPU (the CPU test checks they are left out there).
 GPU_ONLY = {"adv_side_stream", "adv_illegal_memory", "honest_cuda_fused_epilogue", "probe_sandbox"}

@@ -1,0 +1,69 @@
+"""Fingerprint cost on a GPU, side by side in one run: the torch reductions against the one-pass kernel.
+
+    python bench/fingerprint_speed.py OUT.json [--sizes-mib 64,1024,2048] [--repeats 10]
+
+For each size, a float32 CUDA tensor is fingerprinted the torch way and the one-pass way (after
+prepare_one_pass, as a child of a large problem does); milliseconds per fingerprint (the mean over repeats,
+synchronised), GB/s of the tensor's size, and whether the two fingerprints are `identical`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from evaluator.checks import identical  # noqa: E402
+from evaluator.child import fingerprint as fp  # noqa: E402
+
+logger = logging.getLogger("bench.fingerprint")
+
+
+def per_call_ms(tensor: torch.Tensor, repeats: int) -> tuple[float, list[float]]:
+    printed = fp.fingerprint(tensor, 7)  # warm: weights made, kernel compiled
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(repeats):
+        printed = fp.fingerprint(tensor, 7)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - started) * 1e3 / repeats, printed
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--sizes-mib", default="64,1024,2048")
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes_mib.split(",")]
+    tensors = {size: torch.randn((size << 20) // 4, device="cuda") for size in sizes}
+    rows = {size: {"mib": size} for size in sizes}
+    for size, tensor in tensors.items():
+        rows[size]["torch_ms"], rows[size]["torch"] = per_call_ms(tensor, args.repeats)
+    if not fp.prepare_one_pass("cuda"):
+        logger.error("no Triton: the one-pass kernel cannot run here")
+        return 1
+    for size, tensor in tensors.items():
+        row = rows[size]
+        row["one_pass_ms"], row["one_pass"] = per_call_ms(tensor, args.repeats)
+        row["identical"] = identical(row.pop("torch"), row.pop("one_pass"))
+        row["ratio"] = row["one_pass_ms"] / row["torch_ms"]
+        row["one_pass_gb_s"] = (size << 20) / 1e9 / (row["one_pass_ms"] / 1e3)
+        logger.info(
+            "%5d MiB: torch %.2f ms, one pass %.2f ms (%.0f GB/s), ratio %.3f, identical %s",
+            size, row["torch_ms"], row["one_pass_ms"], row["one_pass_gb_s"], row["ratio"], row["identical"],
+        )  # fmt: skip
+    args.out.write_text(json.dumps(list(rows.values()), indent=1))
+    return 0 if all(row["identical"] for row in rows.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
