@@ -101,7 +101,7 @@ onepass() {
   log "Triton kernels judged with the one-pass kernel prepared in both children"
   local out="$OUT/onepass"
   mkdir -p "$out"
-  for kernel in honest_triton_relu adv_triton_launch_hook honest_torch_matmul; do
+  for kernel in ${ONEPASS_KERNELS:-honest_triton_relu adv_triton_launch_hook honest_torch_matmul}; do
     local task=tasks/builtin/level1/9_ReLU.py
     [ "$kernel" = honest_torch_matmul ] && task=tasks/builtin/level1/1_Square_matrix_multiplication.py
     EVALUATOR_ONE_PASS_MIB=1 timeout 150 python3 -m evaluator run --task "$task" \
