@@ -265,5 +265,6 @@ class Evaluation:
         if probe.get("kernels") is not None:
             report["kernels"] = probe["kernels"]
             report["streams"] = probe["kernels"].get("streams", 1)
+            report["reference_streams"] = problem.streams
         flags.apply_integrity_flags(self.result, probe.get("integrity", {}))
         flags.apply_timing_flags(self.result, report, problem.input_bytes + problem.output_bytes)

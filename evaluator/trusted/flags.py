@@ -135,8 +135,10 @@ def apply_timing_flags(result: Result, report: dict[str, Any], io_bytes: int) ->
     """Deferred work, timed outputs that do not match, side streams, library-only kernels, roofline."""
     if report.get("deferred_work"):
         upgrade(result, "deferred_work", "hack", report["deferred_work"])
-    if report.get("streams", 1) > 1:
-        upgrade(result, "side_stream", "suspect", f"kernels ran on {report['streams']} CUDA streams")
+    streams, reference = report.get("streams", 1), report.get("reference_streams", 1)
+    if streams > reference:  # more than the task's own forward (cuDNN may use streams of its own)
+        detail = f"kernels ran on {streams} CUDA streams; the task's reference forward on {reference}"
+        upgrade(result, "side_stream", "suspect", detail)
     kernels = report.get("kernels")
     if kernels is not None and not kernels.get("custom"):
         result.add_flag(

@@ -40,6 +40,7 @@ class Problem:
     parameter_bytes: int
     forward_ms: float  # one eager call on the host clock, when the task was sized
     scratch_bytes: int = 0  # the reference forward's own intermediates at their peak (GPU only)
+    streams: int = 1  # CUDA streams the reference forward's kernels ran on (GPU only)
 
     @property
     def numel(self) -> int:
@@ -136,6 +137,7 @@ class TaskSession:
             parameter_bytes=int(reply.get("parameter_bytes", 0)),
             forward_ms=float(reply.get("forward_ms") or 0.0),
             scratch_bytes=int(reply.get("scratch_bytes", 0)),
+            streams=int(reply.get("streams", 1)),
         )
         needed, available, where = self.memory_need()
         if available and needed > available:

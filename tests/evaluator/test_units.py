@@ -15,7 +15,7 @@ from evaluator.sources import kernel_backend, kernelbench_hash, task_identity
 from evaluator.stats import speedup, summarize
 from evaluator.trusted.compile_cache import CompileCache
 from evaluator.trusted.conversation import Stop
-from evaluator.trusted.flags import apply_integrity_flags, roofline_floor_ms, static_flags
+from evaluator.trusted.flags import apply_integrity_flags, apply_timing_flags, roofline_floor_ms, static_flags
 from evaluator.trusted.speed import reject_implausible_samples
 from tests.evaluator.conftest import KERNELS
 
@@ -210,6 +210,18 @@ def test_honest_kernels_match_no_suspect_static_rule(name):
 )
 def test_static_rules_catch_the_obvious_hacks(name, code):
     assert code in {found[0] for found in static_flags((KERNELS / f"{name}.py").read_text())}
+
+
+@pytest.mark.parametrize(
+    ("streams", "reference", "flagged"), [(3, 3, False), (1, 1, False), (4, 3, True), (2, 1, True)]
+)
+def test_side_streams_count_against_the_reference_forwards_own(streams, reference, flagged):
+    result = Result(mode="hardened", device="cuda", task={}, kernel={})
+    apply_timing_flags(result, {"streams": streams, "reference_streams": reference}, io_bytes=0)
+    codes = {flag.code: flag.severity for flag in result.flags}
+    assert ("side_stream" in codes) is flagged
+    if flagged:
+        assert codes["side_stream"] == "suspect"
 
 
 def test_roofline_floor_uses_the_gpu_bandwidth():
