@@ -92,10 +92,6 @@ class Reference(Child):
         timing.synchronize(self.device)
         seconds = time.perf_counter() - started
         stochastic = not matches(fingerprint(second, 1), printed, numel, self.tolerance)
-        # the streams the task's own forward uses (cuDNN may add its own): a candidate's count is judged by it
-        streams = 1
-        if self.device == "cuda":
-            streams = timing.profile_kernels(self.model, values, self.workdir)["streams"]
         reply = {
             "event": "described",
             "input_bytes": inputs.tensor_bytes(values),
@@ -106,7 +102,6 @@ class Reference(Child):
             "forward_ms": seconds * 1e3,
             "parameter_bytes": parameter_bytes(self.model),
             "scratch_bytes": scratch,
-            "streams": streams,
         }
         del values, second
         self.release()
@@ -217,6 +212,16 @@ class Reference(Child):
             values = self.make(message["fixed_seed"])
             return ((message["fixed_seed"], values) for _ in range(message["calls"]))
         return ((seed, self.make(seed)) for seed in message["seeds"])
+
+    def cmd_streams(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The CUDA streams the task's own forward runs kernels on (cuDNN may add its own), from a profile."""
+        streams = 1
+        if self.device == "cuda":
+            values = self.make(message["seed"])
+            streams = timing.profile_kernels(self.model, values, self.workdir)["streams"]
+            del values
+            self.release()
+        return {"event": "streams", "streams": streams}
 
     def cmd_memory(self, message: dict[str, Any]) -> dict[str, Any]:
         return {"event": "memory", **timing.peak_memory(self.device)}

@@ -40,7 +40,6 @@ class Problem:
     parameter_bytes: int
     forward_ms: float  # one eager call on the host clock, when the task was sized
     scratch_bytes: int = 0  # the reference forward's own intermediates at their peak (GPU only)
-    streams: int = 1  # CUDA streams the reference forward's kernels ran on (GPU only)
 
     @property
     def numel(self) -> int:
@@ -84,6 +83,7 @@ class TaskSession:
         self.calibration = Calibration()
         self.compiled = False
         self.compile_seconds = 0.0
+        self.streams: int | None = None
         self.ready: dict[str, Any] = {}
         self.opened = False
 
@@ -137,7 +137,6 @@ class TaskSession:
             parameter_bytes=int(reply.get("parameter_bytes", 0)),
             forward_ms=float(reply.get("forward_ms") or 0.0),
             scratch_bytes=int(reply.get("scratch_bytes", 0)),
-            streams=int(reply.get("streams", 1)),
         )
         needed, available, where = self.memory_need()
         if available and needed > available:
@@ -190,6 +189,14 @@ class TaskSession:
     def eager_ms(self) -> float | None:
         """The eager time limits are scaled to: calibrated where it was, else the sizing call's."""
         return self.calibration.median or (self.problem.forward_ms if self.problem else None)
+
+    def reference_streams(self) -> int:
+        """The CUDA streams the task's own forward uses (profiled once, when a candidate used several)."""
+        if self.streams is None:
+            message = {"cmd": "streams", "seed": DESCRIBE_SEED}
+            reply = self.talk.request(message, "streams", self.timeout(), "profiling the reference")
+            self.streams = int(reply["streams"])
+        return self.streams
 
     def ensure_compiled(self) -> None:
         if self.compiled or "compile" not in self.settings.policy.baselines:

@@ -1,4 +1,5 @@
-"""Baselines compiled ahead while candidates build: what it does, when it runs, and that it stops cleanly."""
+"""The reference process outside a kernel's turn: baselines compiled ahead while candidates build (what it
+does, when it runs, that it stops cleanly), and the task's own streams asked for on demand."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from evaluator.manifest import read_manifest, write_manifest
 from evaluator.sandbox import isolation
 from evaluator.trusted import warmup
 from evaluator.trusted.batch import manifest_settings
+from evaluator.trusted.session import TaskSession
 from tests.evaluator.conftest import GELU, RELU
 
 
@@ -61,3 +63,14 @@ def test_nothing_to_warm_starts_no_thread(tmp_path):
     with warmup.BaselineWarmup([], settings) as ahead:
         assert ahead.threads == []
     assert ahead.warmed == []
+
+
+def test_the_reference_forwards_streams_are_asked_once_and_kept(tmp_path):
+    session = TaskSession(RELU, settings_for(tmp_path, ["eager"])).open()
+    try:
+        assert session.failure is None
+        assert session.reference_streams() == 1  # no profile off a GPU: one stream
+        session.child.kill()  # a second question would now fail: the answer is kept
+        assert session.reference_streams() == 1
+    finally:
+        session.close()
