@@ -5,9 +5,9 @@ their turn (evaluator.trusted.warmup); nothing is timed until the builds, and wi
 
 Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
 process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is
-started while the current kernel runs, so their interpreters are up when their turn comes; they touch the
-device only then. Each result is written atomically the moment it is known, so a killed batch resumes
-where it stopped.
+started while the current kernel runs (the first kernel's while its task is sized), so their interpreters
+are up when their turn comes; they touch the device only then. Each result is written atomically the
+moment it is known, so a killed batch resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ def evaluate_jobs(jobs: list[KernelJob], settings: Settings) -> Iterator[tuple[K
     launches: dict[str, Launch] = {}
     order = [(index, job) for index, (_, group) in enumerate(groups) for job in group]
     try:
+        if settings.overlapped and order:  # the first kernel's child boots while its task is sized
+            prestart(order[0], groups, sessions, launches, settings)
         for position, (index, job) in enumerate(order):
             session = sessions.get(index) or sessions.setdefault(
                 index, TaskSession(groups[index][0], settings)

@@ -169,6 +169,40 @@ def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(t
     assert found["honest_torch_matmul"]["speedup"]["eager"] == 2.0
 
 
+def test_the_first_kernels_child_starts_while_its_task_is_sized(tmp_path, monkeypatch):
+    from evaluator.trusted import batch
+
+    events = []
+
+    class Sized(Session):
+        def open(self):
+            events.append("task sized")
+            return super().open()
+
+    class Started(Launch):
+        def start(self):
+            events.append(f"{self.kernel_path.stem} started")
+            return self
+
+    def evaluate_kernel(session, launch, settings):
+        launch.start()  # as the real one does: a no-op for a child already started
+        events.append(f"{launch.kernel_path.stem} evaluated")
+        return Result(mode="hardened", device="cpu", task={}, kernel={"path": str(launch.kernel_path)})
+
+    monkeypatch.setattr(batch, "evaluate_kernel", evaluate_kernel)
+    monkeypatch.setattr(batch, "TaskSession", Sized)
+    monkeypatch.setattr(batch, "Launch", Started)
+    monkeypatch.setattr(batch, "collect", lambda device, sandbox: {"device": device})
+    monkeypatch.setattr(batch, "sandbox_report", lambda limits, python: {})
+    names = ["honest_torch_matmul", "adv_return_input"]
+    kernels = [
+        {"id": name, "task_path": str(RELU), "kernel_path": str(KERNELS / f"{name}.py")} for name in names
+    ]
+    assert batch.run_batch(write_manifest(tmp_path, kernels), tmp_path / "out", 1, tmp_path / "cache") == 0
+    assert events.index("honest_torch_matmul started") < events.index("task sized")
+    assert events.index("adv_return_input started") < events.index("honest_torch_matmul evaluated")
+
+
 def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_build(tmp_path, monkeypatch):
     from evaluator.manifest import KernelJob
     from evaluator.trusted import builds
