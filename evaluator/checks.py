@@ -11,7 +11,7 @@ import math
 SUMMARY = 5  # sum, |x| sum, L2 norm, non-finite count, projection
 # On a GPU, a problem that moves this many bytes (one input set and its output) has its fingerprints taken
 # by the one-pass kernel (evaluator.child.fingerprint_gpu), worth compiling once per process from here up;
-# the harness tells both children (EVALUATOR_ONE_PASS_MIB overrides it).
+# the harness tells the reference (EVALUATOR_ONE_PASS_MIB overrides it), which reports whether it did.
 ONE_PASS_BYTES = 256 << 20
 
 

@@ -5,10 +5,11 @@ A fingerprint is [sum, sum of |x|, sum of x², non-finite count, a random projec
 so a kernel cannot know in advance which functional of its output is checked; both are generated block by
 block, so a fingerprint computed over the whole tensor and one accumulated chunk by chunk (as the
 reference process receives an output) agree. The running totals stay on the tensor's device until the
-value is read: one host synchronisation per fingerprint, however many chunks. In a child that prepared it
-(a large GPU problem: evaluator.checks.one_pass_pays), the five sums of a large CUDA chunk take one pass
-(evaluator.child.fingerprint_gpu); otherwise a few torch reductions per chunk. Comparing them is
-evaluator.checks (pure Python).
+value is read: one host synchronisation per fingerprint, however many chunks (the one-pass kernel adds a
+short wait per chunk, copying its three int64 parameters to the device). In a child that prepared it (a
+large GPU problem: evaluator.checks.one_pass_pays; the reference decides and the candidate follows), the
+five sums of a large CUDA chunk take one pass (evaluator.child.fingerprint_gpu); otherwise a few torch
+reductions per chunk. Comparing them is evaluator.checks (pure Python).
 """
 
 from __future__ import annotations

@@ -29,10 +29,18 @@ def needs_build(job: KernelJob, settings: Settings) -> bool:
     )
 
 
+def jobs_by_source(jobs: list[KernelJob], settings: Settings) -> dict[str, list[KernelJob]]:
+    """The jobs that need a build, grouped by the sha256 of their source (one build each)."""
+    groups: dict[str, list[KernelJob]] = {}
+    for job in jobs:
+        if needs_build(job, settings):
+            groups.setdefault(sha256_text(job.source), []).append(job)
+    return groups
+
+
 def builds_to_do(jobs: list[KernelJob], settings: Settings) -> int:
     """How many distinct CUDA sources of these jobs are not in the compile cache yet."""
-    sources = {sha256_text(job.source) for job in jobs if needs_build(job, settings)}
-    return sum(not settings.cache.is_built(sha) for sha in sources)
+    return sum(not settings.cache.is_built(sha) for sha in jobs_by_source(jobs, settings))
 
 
 def job_result(job: KernelJob, settings: Settings) -> Result:
@@ -108,10 +116,7 @@ def precompile(jobs: list[KernelJob], settings: Settings, workers: int, out_dir)
     Kernels with the same source (a bundle's samples often repeat one) share one build: two builds of one
     source at a time would write the same cache folder. A failed build is the result of each of them.
     """
-    by_source: dict[str, list[KernelJob]] = {}
-    for job in jobs:
-        if needs_build(job, settings):
-            by_source.setdefault(sha256_text(job.source), []).append(job)
+    by_source = jobs_by_source(jobs, settings)
     failed: set[str] = set()
     if not by_source:
         return failed

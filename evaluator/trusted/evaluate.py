@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.checks import matches, one_pass_pays
+from evaluator.checks import matches
 from evaluator.policy import Policy
 from evaluator.result import Correctness, Result
 from evaluator.sources import kernel_identity, task_identity
@@ -157,11 +157,8 @@ class Evaluation:
         self.limits()
         kernel.expect("ready", STARTUP_TIMEOUT, "startup")
         stage = time.monotonic()
-        one_pass = one_pass_pays(  # as the reference decided
-            problem.input_bytes, problem.output_bytes, self.settings.one_pass_bytes
-        )
         imported = kernel.request(
-            {"cmd": "import", "one_pass": one_pass},
+            {"cmd": "import", "one_pass": problem.one_pass},  # the path the reference took
             "imported",
             self.settings.compile_timeout,
             "import and compile",

@@ -40,6 +40,7 @@ class Problem:
     parameter_bytes: int
     forward_ms: float  # one eager call on the host clock, when the task was sized
     scratch_bytes: int = 0  # the reference forward's own intermediates at their peak (GPU only)
+    one_pass: bool = False  # the reference takes fingerprints with the one-pass kernel: the candidate too
 
     @property
     def numel(self) -> int:
@@ -137,6 +138,7 @@ class TaskSession:
             parameter_bytes=int(reply.get("parameter_bytes", 0)),
             forward_ms=float(reply.get("forward_ms") or 0.0),
             scratch_bytes=int(reply.get("scratch_bytes", 0)),
+            one_pass=bool(reply.get("one_pass", False)),
         )
         needed, available, where = self.memory_need()
         if available and needed > available:

@@ -69,6 +69,7 @@ def test_the_reference_forwards_streams_are_asked_once_and_kept(tmp_path):
     session = TaskSession(RELU, settings_for(tmp_path, ["eager"])).open()
     try:
         assert session.failure is None
+        assert session.problem.one_pass is False  # the reference reports its path; never one pass on a CPU
         assert session.reference_streams() == 1  # no profile off a GPU: one stream
         session.child.kill()  # a second question would now fail: the answer is kept
         assert session.reference_streams() == 1
