@@ -45,6 +45,7 @@ DISPATCH_KEYS = (
 OPERATOR_NAMESPACES = ("aten::", "prims::")
 WATCHED_MODULE_PREFIXES = ("torch", "triton", "evaluator.child", "time", "math")
 WATCHED_CLASS_MODULES = ("torch", "triton")  # classes whose attributes are watched one by one
+HARNESS_MODULES = "evaluator.child"  # whose every global is watched, not only their functions
 DESCRIPTORS = (staticmethod, classmethod, property)
 CLASS_MARK = "class:"  # identities of class attributes carry it, so additions to classes can be told apart
 
@@ -156,15 +157,20 @@ def watched_modules() -> list[tuple[str, types.ModuleType]]:
 
 
 def callable_identities(keep: list[Any]) -> dict[str, int]:
-    """id() of every callable in the watched modules and of every attribute of the classes they define."""
+    """id() of every callable in the watched modules and of every attribute of the classes they define; in
+    the harness's own child modules, of every global (a rebound module, constant or switch changes what the
+    harness's code runs, as a replaced function does)."""
     identities = {}
     for name, module in watched_modules():
         try:
             namespace = vars(module)
         except TypeError:
             continue
+        every_global = name.startswith(HARNESS_MODULES)
         for attribute, value in list(namespace.items()):
-            if not callable(value) or isinstance(value, types.ModuleType):
+            if every_global and attribute.startswith("__"):
+                continue
+            if not every_global and (not callable(value) or isinstance(value, types.ModuleType)):
                 continue
             identities[f"{name}.{attribute}"] = id(value)
             keep.append(value)

@@ -8,7 +8,7 @@ import warnings
 import pytest
 import torch
 
-from evaluator.child import integrity, timing
+from evaluator.child import fingerprint, integrity, timing
 from evaluator.child.candidate import describe_output, input_prints, layout
 from evaluator.child.inputs import make_inputs
 from evaluator.policy import TASK_MODULE
@@ -117,6 +117,10 @@ def test_running_the_task_changes_nothing_watched(task):
         (lambda task, mp: mp.setattr(torch._C._nn, "gelu", lambda *a: None), "torch._C._nn.gelu"),
         (lambda task, mp: mp.setattr(torch.Tensor, "sum", lambda *a: None), "torch.Tensor.sum"),
         (lambda task, mp: mp.setattr(timing, "_record", lambda *a: None), "evaluator.child.timing._record"),
+        # the harness's own globals, not only its functions: the fingerprint's one-pass switch, a module
+        (lambda task, mp: mp.setattr(fingerprint, "_one_pass", timing), "fingerprint._one_pass"),
+        (lambda task, mp: mp.setattr(timing, "torch", sys), "evaluator.child.timing.torch"),
+        (lambda task, mp: mp.setattr(fingerprint, "SAMPLE_POINTS", 0), "fingerprint.SAMPLE_POINTS"),
     ],
 )
 def test_a_replaced_callable_of_torch_the_harness_or_the_task_is_seen(task, monkeypatch, patch, name):
