@@ -9,6 +9,7 @@
 #   bash bench/gpu_validation.sh pipeline     # a KernelBench bundle through the site, queue and worker (carry .whl, .kb)
 #   bash bench/gpu_validation.sh short        # short-kernel timing: ours, KernelBench's and do_bench (carry .kb)
 #   bash bench/gpu_validation.sh speed        # a cold load_inline bundle: our batch against KernelBench's harness
+#                                             # (SPEED_PASSES=cold,kernelbench then =cached: two calls, one machine)
 #   bash bench/gpu_validation.sh onepass      # one-pass fingerprints: cost against the torch path, and Triton
 #                                             # kernels (honest, launch-hooked) judged with the kernel prepared
 # Builds go to one cache (/tmp/kb-gpu-work/cache), so a later stage on the same machine loads them. Everything is
@@ -118,7 +119,8 @@ PY
 
 speed() {
   log "speed: a cold bundle of load_inline kernels, ours against KernelBench's harness"
-  timeout "${SPEED_S:-560}" python3 bench/evaluator_speed.py .kb "$OUT/speed" --level 2 --problems "${SPEED_PROBLEMS:-1-10}"
+  timeout "${SPEED_S:-560}" python3 bench/evaluator_speed.py .kb "$OUT/speed" --level 2 --problems "${SPEED_PROBLEMS:-1-10}" \
+    --passes "${SPEED_PASSES:-cold,kernelbench,cached}"
   log done
 }
 

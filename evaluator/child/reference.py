@@ -9,6 +9,7 @@ its torch.compile cache is the worker's own and persists across batches.
 
 from __future__ import annotations
 
+import importlib
 import time
 from typing import Any
 
@@ -41,6 +42,10 @@ class Reference(Child):
         self.constant: float | None = None
         self.slots: Slots | None = None
         self.flusher = None
+        if "compile" in self.spec.get("baselines", ()):
+            # torch.compile's compiler, imported now (a second or more) rather than at the baseline's turn:
+            # a reference process started ahead of its task's turn does this while another kernel runs
+            importlib.import_module("torch._inductor.compile_fx")
         self.emit({"event": "ready"})
 
     def build(self) -> None:

@@ -1,7 +1,8 @@
 """A manifest: build every CUDA candidate in parallel, then evaluate the kernels task by task.
 
-While the candidates build, the tasks' torch.compile baselines are compiled into the worker's cache ahead of
-their turn (evaluator.trusted.warmup); nothing is timed until the builds, and with them that, are over.
+While the candidates build, the tasks' reference processes are sized and their torch.compile baselines
+compiled ahead of their turn (evaluator.trusted.warmup), and those that fit stay up to serve their task;
+nothing is timed until the builds, and with them that, are over.
 
 Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
 process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is
@@ -38,7 +39,7 @@ from evaluator.trusted.environment import collect, cuda_arch_list
 from evaluator.trusted.evaluate import Launch, evaluate_kernel
 from evaluator.trusted.session import TaskSession
 from evaluator.trusted.settings import Settings
-from evaluator.trusted.warmup import BaselineWarmup, warms_baselines
+from evaluator.trusted.warmup import AHEAD_TASKS, BaselineWarmup, WarmAhead, warms_ahead, warms_baselines
 
 logger = logging.getLogger(__name__)
 MiB = 1 << 20
@@ -89,19 +90,28 @@ def by_task(jobs: list[KernelJob]) -> list[tuple[Path, list[KernelJob]]]:
     return list(groups.items())
 
 
-def evaluate_jobs(jobs: list[KernelJob], settings: Settings) -> Iterator[tuple[KernelJob, Result]]:
+def evaluate_jobs(
+    jobs: list[KernelJob], settings: Settings, ready: dict[Path, TaskSession] | None = None
+) -> Iterator[tuple[KernelJob, Result]]:
     """Each job's result, task by task, one reference process per task (started ahead when overlapped).
 
-    However it ends (SIGTERM unwinds it too), every child it started is killed and every temp dir removed.
+    `ready` holds sessions already sized and compiled (evaluator.trusted.warmup): a task found there takes
+    its session out and uses it. However it ends (SIGTERM unwinds it too), every child it started or took
+    is killed and every temp dir removed.
     """
     groups = by_task(jobs)
-    sessions: dict[int, TaskSession] = {}
+    sessions = take_ready(groups, {} if ready is None else ready)
     launches: dict[str, Launch] = {}
     order = [(index, job) for index, (_, group) in enumerate(groups) for job in group]
+    ahead = WarmAhead(settings) if warms_ahead(settings) else None
+    starts_reference = ahead is None  # else the next tasks' reference processes come warmed, together
     try:
         if settings.overlapped and order:  # the first kernel's child boots while its task is sized
-            prestart(order[0], groups, sessions, launches, settings)
+            prestart(order[0], groups, sessions, launches, settings, starts_reference)
         for position, (index, job) in enumerate(order):
+            if ahead is not None and index not in sessions:
+                following = [path for path, _ in groups[index : index + AHEAD_TASKS]]
+                sessions.update(take_ready(groups, ahead.sessions_for(following), sessions))
             session = sessions.get(index) or sessions.setdefault(
                 index, TaskSession(groups[index][0], settings)
             )
@@ -111,7 +121,7 @@ def evaluate_jobs(jobs: list[KernelJob], settings: Settings) -> Iterator[tuple[K
                 job.kernel_path, job.task_path, job.source, settings
             )
             if settings.overlapped and position + 1 < len(order):
-                prestart(order[position + 1], groups, sessions, launches, settings)
+                prestart(order[position + 1], groups, sessions, launches, settings, starts_reference)
             yield job, evaluate_one(session, launch, job, settings)
             if position + 1 == len(order) or order[position + 1][0] != index:
                 sessions.pop(index).close()
@@ -120,13 +130,35 @@ def evaluate_jobs(jobs: list[KernelJob], settings: Settings) -> Iterator[tuple[K
             launch.close()
         for session in sessions.values():
             session.close()
+        if ahead is not None:
+            ahead.close()
 
 
-def prestart(nxt: tuple[int, KernelJob], groups, sessions: dict, launches: dict, settings: Settings) -> None:
-    """Start the next kernel's child, and the next task's reference process, ahead of their turn."""
+def take_ready(
+    groups: list[tuple[Path, list[KernelJob]]], ready: dict[Path, TaskSession], have: dict | None = None
+) -> dict:
+    """The sessions sized ahead for these tasks, by task index (one whose process died, or whose task
+    already has a session in `have`, is closed)."""
+    sessions = {}
+    for index, (path, _) in enumerate(groups):
+        session = ready.pop(path, None)
+        if session is not None and session.child.alive() and index not in (have or {}):
+            sessions[index] = session
+        elif session is not None:
+            if not session.child.alive():
+                logger.warning("the reference process kept for %s ended; it starts again", path.name)
+            session.close()
+    return sessions
+
+
+def prestart(
+    nxt: tuple[int, KernelJob], groups, sessions: dict, launches: dict, settings: Settings, reference: bool
+) -> None:
+    """Start the next kernel's child, and (`reference`) the next task's reference process, ahead of their
+    turn."""
     index, job = nxt
     try:
-        if index not in sessions:
+        if reference and index not in sessions:
             sessions[index] = TaskSession(groups[index][0], settings)
             sessions[index].start()
         launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start()
@@ -162,14 +194,19 @@ def run_batch(
     pending = [job for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
     logger.info("%d of %d kernel(s) to evaluate", len(pending), len(manifest.kernels))
     warm = warms_baselines(settings, builds_to_do(pending, settings))
-    ahead = [path for path, _ in by_task(pending)] if warm else []
-    with BaselineWarmup(ahead, settings):  # the GPU is idle while the candidates build
-        failed = precompile(pending, settings, workers or os.cpu_count() or 1, out_dir)
-    if compile_only:
-        logger.info("compile only: %d build(s) failed", len(failed))
-        return 1 if failed else 0
-    for job, result in evaluate_jobs([job for job in pending if job.id not in failed], settings):
-        write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
-        logger.info("%s: %s", job.id, result.summary())
+    ahead = [path for path, _ in by_task(pending)] if warm and not compile_only else []
+    warmup = BaselineWarmup(ahead, settings)
+    try:
+        with warmup:  # the GPU is idle while the candidates build
+            failed = precompile(pending, settings, workers or os.cpu_count() or 1, out_dir)
+        if compile_only:
+            logger.info("compile only: %d build(s) failed", len(failed))
+            return 1 if failed else 0
+        todo = [job for job in pending if job.id not in failed]
+        for job, result in evaluate_jobs(todo, settings, warmup.kept):
+            write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
+            logger.info("%s: %s", job.id, result.summary())
+    finally:
+        warmup.close_kept()
     missing = [job.id for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
     return 1 if missing else 0

@@ -102,13 +102,17 @@ class TaskSession:
         self.talk = Conversation(self.child, "reference")
 
     def open(self) -> TaskSession:
-        """Ready, sized and calibrated; a failure is kept (every kernel of the task then gets it)."""
+        """Ready, sized and calibrated; a failure is kept (every kernel of the task then gets it).
+
+        A session sized ahead (evaluator.trusted.warmup) is only calibrated here.
+        """
         self.opened = True
         try:
             if not hasattr(self, "child"):
                 self.start()
-            self.ready = self.talk.expect("ready", STARTUP_TIMEOUT, "startup")
-            self.describe()
+            if self.problem is None:
+                self.ready = self.talk.expect("ready", STARTUP_TIMEOUT, "startup")
+                self.describe()
             if self.unfit is None and self.settings.policy.timing.calibration_calls:
                 self.calibrate()
         except Stop as stop:

@@ -88,6 +88,7 @@ def common_spec(settings: Settings, role: str, task_path: Path) -> dict[str, Any
         "timing": dataclasses.asdict(policy.timing),
         "check_inputs": policy.check_inputs,
         "poison": policy.poison_memory,
+        "baselines": list(policy.baselines),
     }
 
 

@@ -1,10 +1,12 @@
-"""The torch.compile baselines compiled into the worker's cache while the CUDA candidates build.
+"""The tasks' reference processes sized and their torch.compile baselines compiled while the candidates build.
 
-Builds keep the CPUs busy and leave the GPU idle, and nothing is timed then. Meanwhile each task (two at a
-time) gets a reference process of its own that sizes the problem and compiles its baseline (the work a
-task's session would otherwise do at its turn), then stops; the session later finds the compiled graph and
-kernels in the cache. Evaluation never overlaps it: when the builds end, the tasks in progress are killed
-and the rest are left to compile at their turn, as before. A failure here costs nothing but the head start.
+Builds keep the CPUs busy and leave the GPU idle, and nothing is timed then. Meanwhile each task (three at a
+time) gets its reference process, which sizes the problem and compiles its baseline into the worker's cache:
+the work a task's session would otherwise do at its turn. As many of these processes as fit a share of the
+GPU's memory stay alive, idle, and become their tasks' sessions at their turn (only the calibration is left
+to do there); the others stop, and their sessions later find the compiled graph and kernels in the cache.
+Evaluation never overlaps the warm-up: when the builds end, the tasks in progress are killed and the rest are
+left to compile at their turn, as before. A failure here costs nothing but the head start.
 """
 
 from __future__ import annotations
@@ -16,17 +18,25 @@ import time
 from pathlib import Path
 
 from evaluator.sandbox import isolation
-from evaluator.trusted.session import TaskSession
+from evaluator.trusted.session import CONTEXT_BYTES, TaskSession
 from evaluator.trusted.settings import STARTUP_TIMEOUT, Settings
 
 logger = logging.getLogger(__name__)
-PARALLEL = 2  # tasks compiled at once: the builds hold most of the CPUs, each task's forward the GPU
+PARALLEL = 3  # tasks compiled at once: the builds hold most of the CPUs, each task's forward the GPU
+AHEAD_TASKS, AHEAD_PARALLEL = 8, 4  # with no build to hide behind: tasks warmed together, and at once
+KEPT_SHARE = 8  # the kept processes may hold up to 1/8 of the GPU's memory (weights, context, flush buffer)
 
 
 class BaselineWarmup:
     """Compile each task's baseline ahead, in threads, until stop(); a context manager around the builds."""
 
-    def __init__(self, task_paths: list[Path], settings: Settings, parallel: int = PARALLEL):
+    def __init__(
+        self,
+        task_paths: list[Path],
+        settings: Settings,
+        parallel: int = PARALLEL,
+        keep_bytes: int | None = None,
+    ):
         self.task_paths = task_paths
         self.settings = settings
         self.stopping = threading.Event()
@@ -41,6 +51,13 @@ class BaselineWarmup:
             for index in range(count)
         ]
         self.warmed: list[str] = []
+        self.kept: dict[Path, TaskSession] = {}  # sized and compiled, idle until their task's turn
+        # A child gets SIGKILL when the thread that started it ends (PR_SET_PDEATHSIG): a thread that
+        # started a kept session waits, its work done, until the kept sessions are closed.
+        self.done = [threading.Event() for _ in self.threads]
+        self.released = threading.Event()
+        self.holding: set[int] = set()  # the threads that wait for release
+        self.keep_bytes = kept_share(settings) if keep_bytes is None else keep_bytes
 
     def __enter__(self) -> BaselineWarmup:
         for thread in self.threads:
@@ -56,54 +73,147 @@ class BaselineWarmup:
         with self.lock:
             for session in self.current:
                 session.child.interrupt()
-        for thread in self.threads:
-            if thread.is_alive():
+        self.wait()
+        for index, thread in enumerate(self.threads):
+            if index not in self.holding:
                 thread.join()
-        logger.info("baselines compiled ahead: %d of %d task(s)", len(self.warmed), len(self.task_paths))
+        logger.info(
+            "baselines compiled ahead: %d of %d task(s), %d kept for their turn",
+            len(self.warmed),
+            len(self.task_paths),
+            len(self.kept),
+        )
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until every thread has done its work (those holding kept sessions then wait for release)."""
+        return all(done.wait(timeout) for done in self.done)
 
     def run(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                path = self.todo.get_nowait()
-            except queue.Empty:
-                return
-            started = time.monotonic()
-            try:
-                self.warm(path)
-            except Exception as error:  # noqa: BLE001 - a head start lost, nothing more; the task's own
-                # session meets any real failure again at its turn and reports it
-                if not self.stopping.is_set():
-                    logger.info("baseline of %s not compiled ahead: %s", path.name, error)
-            else:
-                if not self.stopping.is_set():
-                    seconds = time.monotonic() - started
-                    logger.info("baseline of %s compiled ahead in %.1f s", path.name, seconds)
-                    with self.lock:
-                        self.warmed.append(path.name)
+        index = self.threads.index(threading.current_thread())
+        holds = False
+        try:
+            while not self.stopping.is_set():
+                try:
+                    path = self.todo.get_nowait()
+                except queue.Empty:
+                    break
+                holds = self.run_one(path) or holds
+        finally:
+            if holds:
+                self.holding.add(index)
+            self.done[index].set()
+        if holds:
+            self.released.wait()
 
-    def warm(self, path: Path) -> None:
+    def run_one(self, path: Path) -> bool:
+        """Warm one task; whether its session was kept."""
+        started = time.monotonic()
+        try:
+            kept = self.warm(path)
+        except Exception as error:  # noqa: BLE001 - a head start lost, nothing more; the task's own
+            # session meets any real failure again at its turn and reports it
+            if not self.stopping.is_set():
+                logger.info("baseline of %s not compiled ahead: %s", path.name, error)
+            return False
+        if not self.stopping.is_set():
+            seconds = time.monotonic() - started
+            logger.info("baseline of %s compiled ahead in %.1f s", path.name, seconds)
+            with self.lock:
+                self.warmed.append(path.name)
+        return kept
+
+    def warm(self, path: Path) -> bool:
         session = TaskSession(path, self.settings)
         with self.lock:
             if self.stopping.is_set():
-                return
+                return False
             session.start()
             self.current.add(session)
+        kept = False
         try:
-            session.talk.expect("ready", STARTUP_TIMEOUT, "startup")
+            session.ready = session.talk.expect("ready", STARTUP_TIMEOUT, "startup")
             session.describe()
             if session.unfit is None:
                 session.ensure_compiled()
+                kept = self.keep(path, session)
         finally:
             with self.lock:
                 self.current.discard(session)
+            if not kept:
+                session.close()
+        return kept
+
+    def keep(self, path: Path, session: TaskSession) -> bool:
+        """Keep a sized, compiled session for its turn while the kept ones fit their share of the GPU."""
+        with self.lock:
+            if self.stopping.is_set() or path in self.kept:
+                return False
+            held = sum(kept_bytes(other) for other in self.kept.values())
+            if held + kept_bytes(session) > self.keep_bytes:
+                return False
+            self.kept[path] = session
+            self.current.discard(session)  # in the same breath: stop() interrupts only those in progress
+            return True
+
+    def close_kept(self) -> None:
+        """Stop the kept sessions no task took (their kernels failed to build, or the batch ended early)."""
+        for session in self.kept.values():
             session.close()
+        self.kept.clear()
+        self.released.set()
+        for thread in self.threads:
+            if thread.is_alive():
+                thread.join()
+
+
+class WarmAhead:
+    """With no build to hide behind (a cached batch, the tasks the build-time warm-up did not reach): the
+    next tasks' sessions sized and compiled together, several at once, before the first of them is timed.
+
+    Nothing is timed meanwhile: the compiles run side by side instead of one per task at its turn.
+    """
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.warmups: list[BaselineWarmup] = []
+        self.tried: set[Path] = set()
+
+    def sessions_for(self, paths: list[Path]) -> dict[Path, TaskSession]:
+        """Kept sessions for those of these tasks not tried before (each task is tried once)."""
+        todo = [path for path in paths if path not in self.tried]
+        self.tried.update(todo)
+        if not todo:
+            return {}
+        warmup = BaselineWarmup(todo, self.settings, parallel=AHEAD_PARALLEL)
+        self.warmups.append(warmup)  # its threads hold the kept sessions' processes: closed at the end
+        with warmup:
+            warmup.wait()
+        return warmup.kept
+
+    def close(self) -> None:
+        for warmup in self.warmups:
+            warmup.close_kept()
+
+
+def kept_bytes(session: TaskSession) -> int:
+    """GPU memory an idle kept session holds: its weights, its CUDA context and flush buffer."""
+    return session.problem.parameter_bytes + CONTEXT_BYTES["cuda"]
+
+
+def kept_share(settings: Settings) -> int:
+    gpu = settings.environment.get("gpu") or {}
+    return int(gpu.get("memory_bytes") or 0) // KEPT_SHARE
 
 
 def warms_baselines(settings: Settings, builds: int) -> bool:
     """Worth it where there is a build stage to hide it behind and a torch.compile baseline to build."""
+    return builds > 0 and warms_ahead(settings)
+
+
+def warms_ahead(settings: Settings) -> bool:
+    """Worth it on a GPU with a torch.compile baseline, where the baseline cache is the worker's alone."""
     return (
-        builds > 0
-        and settings.policy.device == "cuda"
+        settings.policy.device == "cuda"
         and "compile" in settings.policy.baselines
         and settings.cache is not None
         and isolation.cache_is_private(isolation.detect(settings.python))

@@ -1,5 +1,6 @@
 """The reference process outside a kernel's turn: baselines compiled ahead while candidates build (what it
-does, when it runs, that it stops cleanly), and the task's own streams asked for on demand."""
+does, when it runs, that it stops cleanly, the sessions it keeps for their turn), and the task's own streams
+asked for on demand."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import dataclasses
 import time
 from pathlib import Path
 
-from evaluator.manifest import read_manifest, write_manifest
+from evaluator.manifest import KernelJob, read_manifest, write_manifest
 from evaluator.sandbox import isolation
-from evaluator.trusted import warmup
-from evaluator.trusted.batch import manifest_settings
+from evaluator.trusted import batch, warmup
+from evaluator.trusted.batch import evaluate_jobs, manifest_settings
 from evaluator.trusted.session import TaskSession
-from tests.evaluator.conftest import GELU, RELU
+from tests.evaluator.conftest import GELU, KERNELS, RELU
 
 
 def settings_for(tmp_path: Path, baselines: list[str]):
@@ -29,6 +30,104 @@ def test_each_task_is_compiled_ahead_into_the_baseline_cache(tmp_path):
     assert sorted(ahead.warmed) == sorted([RELU.name, GELU.name])
     if isolation.cache_is_private(isolation.detect(settings.python)):  # the reference shares the cache
         assert any(path.is_file() for path in settings.cache.baseline_dir().rglob("*"))
+
+
+def warmed(tmp_path: Path, keep_bytes: int) -> warmup.BaselineWarmup:
+    settings = settings_for(tmp_path, ["eager", "compile"])
+    ahead = warmup.BaselineWarmup([RELU.resolve(), GELU.resolve()], settings, keep_bytes=keep_bytes)
+    with ahead:
+        assert ahead.wait(timeout=300)
+    return ahead
+
+
+def test_sessions_that_fit_their_share_are_kept_sized_and_compiled(tmp_path):
+    ahead = warmed(tmp_path, keep_bytes=1 << 40)
+    try:
+        assert sorted(path.name for path in ahead.kept) == sorted([RELU.name, GELU.name])
+        for session in ahead.kept.values():
+            assert session.problem is not None
+            assert session.compiled
+            assert session.child.alive()
+    finally:
+        children = [session.child for session in ahead.kept.values()]
+        ahead.close_kept()
+    assert ahead.kept == {}
+    assert not any(child.alive() for child in children)
+    assert not any(thread.is_alive() for thread in ahead.threads)  # released once nothing is kept
+
+
+def test_no_session_is_kept_beyond_the_share(tmp_path):
+    ahead = warmed(tmp_path, keep_bytes=0)
+    assert sorted(ahead.warmed) == sorted([RELU.name, GELU.name])  # compiled into the cache all the same
+    assert ahead.kept == {}
+    assert warmup.kept_share(settings_for(tmp_path, ["eager"])) == 0  # no GPU: nothing is kept by default
+
+
+def test_a_kept_session_serves_its_task_without_sizing_it_again(tmp_path):
+    ahead = warmed(tmp_path, keep_bytes=1 << 40)
+    kept = ahead.kept[RELU.resolve()]
+
+    def sized_again():
+        raise AssertionError("a kept session was sized again")
+
+    kept.describe = sized_again
+    settings = settings_for(tmp_path, ["eager", "compile"])
+    job = KernelJob("relu", RELU, KERNELS / "honest_triton_relu.py")
+    try:
+        results = list(evaluate_jobs([job], settings, ahead.kept))
+    finally:
+        ahead.close_kept()
+    assert RELU.resolve() not in ahead.kept  # taken by its task
+    assert not kept.child.alive()  # and closed with it
+    ((_, result),) = results
+    assert result.correct, result.error
+    assert result.speedup["compile"] is not None
+
+
+def test_a_kept_session_that_died_is_replaced_at_its_turn(tmp_path):
+    ahead = warmed(tmp_path, keep_bytes=1 << 40)
+    dead = ahead.kept[RELU.resolve()]
+    dead.child.kill()
+    settings = settings_for(tmp_path, ["eager", "compile"])
+    job = KernelJob("relu", RELU, KERNELS / "honest_triton_relu.py")
+    try:
+        ((_, result),) = evaluate_jobs([job], settings, ahead.kept)
+    finally:
+        ahead.close_kept()
+    assert result.correct, result.error
+
+
+GELU_KERNEL = """import torch
+import torch.nn.functional as F
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return F.gelu(x)
+"""
+
+
+def test_with_no_build_the_next_tasks_are_warmed_together_before_the_first_is_timed(tmp_path, monkeypatch):
+    monkeypatch.setattr(batch, "warms_ahead", lambda settings: True)  # a GPU's rule, here on the CPU
+    monkeypatch.setattr(warmup, "kept_share", lambda settings: 1 << 40)
+    opened, open_session = [], TaskSession.open
+
+    def record(session):
+        opened.append((session.task_path.name, session.problem is not None, session.compiled))
+        return open_session(session)
+
+    monkeypatch.setattr(TaskSession, "open", record)
+    gelu_kernel = tmp_path / "gelu_kernel.py"
+    gelu_kernel.write_text(GELU_KERNEL)
+    jobs = [
+        KernelJob("relu", RELU, KERNELS / "honest_triton_relu.py"),
+        KernelJob("gelu", GELU, gelu_kernel),
+    ]
+    results = list(evaluate_jobs(jobs, settings_for(tmp_path, ["eager", "compile"])))
+    assert sorted(opened) == [(GELU.name, True, True), (RELU.name, True, True)]  # sized and compiled ahead
+    for _, result in results:
+        assert result.correct, result.error
+        assert result.speedup["compile"] is not None
 
 
 def test_stopping_kills_the_task_in_progress_and_skips_the_rest(tmp_path):
