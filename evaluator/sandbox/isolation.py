@@ -26,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evaluator.sandbox import cgroups, landlock
+from evaluator import HARNESS_VERSION
+from evaluator.sandbox import cgroups, landlock, remembered
 from evaluator.sandbox.boot import HARNESS_ROOT, child_command
 from evaluator.sandbox.limits import default_limits
 
@@ -352,7 +353,82 @@ def chown_tree(folder: Path, uid: int) -> None:
 
 @functools.cache
 def detect(python: str) -> Layers:
-    """The strongest set of layers whose probes pass on this host, for children run by this python."""
+    """The strongest set of layers whose probes pass on this host, for children run by this python (as
+    found by an earlier harness of this boot, within the hour: evaluator.sandbox.remembered)."""
+    found, reason = cgroups.detect()
+    key = finding_key(python, found, reason)
+    layers = from_json(remembered.load(key))
+    if layers is None:
+        layers = probe_layers(python, found, reason)
+        if cache_is_private(layers):  # else a candidate might reach the file
+            remembered.save(key, to_json(layers))
+    else:
+        logger.info("sandbox layers as found earlier on this boot (the probes are skipped)")
+    if layers.cgroups:
+        cgroups.reap_stale(list(layers.cgroups))
+    reap_stale_temp_dirs()
+    return layers
+
+
+def finding_key(python: str, found: list[cgroups.Hierarchy], reason: str) -> dict[str, Any]:
+    """Everything the layers found depend on."""
+    executable = os.path.realpath(shutil.which(python) or python)
+    with contextlib.suppress(OSError):
+        executable += f"@{os.stat(executable).st_mtime_ns}"
+    return {
+        "harness": HARNESS_VERSION,
+        "python": executable,
+        "boot": remembered.boot_id(),
+        "euid": os.geteuid(),
+        "disabled": sorted(disabled_layers()),
+        "landlock": landlock.abi_version(),
+        "cgroups": [[h.controller, str(h.base), h.version] for h in found] or reason,
+        "gpu": gpu_host(),
+        "uid_base": UID_BASE,
+        "unshare": shutil.which("unshare"),
+    }
+
+
+def to_json(layers: Layers) -> dict[str, Any]:
+    return {
+        "unshare": list(layers.unshare),
+        "init": layers.init,
+        "new_root": layers.new_root,
+        "user": layers.user,
+        "uid_base": layers.uid_base,
+        "uid_span": layers.uid_span,
+        "landlock_abi": layers.landlock_abi,
+        "cgroups": [[h.controller, str(h.base), h.version] for h in layers.cgroups],
+        "absent": layers.absent,
+    }
+
+
+def from_json(stored: dict[str, Any] | None) -> Layers | None:
+    """Layers as to_json wrote them; None for nothing or anything malformed."""
+    if not stored:
+        return None
+    try:
+        hierarchies = tuple(
+            cgroups.Hierarchy(str(name), Path(base), int(version))
+            for name, base, version in stored["cgroups"]
+        )
+        return Layers(
+            unshare=tuple(str(part) for part in stored["unshare"]),
+            init=bool(stored["init"]),
+            new_root=bool(stored["new_root"]),
+            user=bool(stored["user"]),
+            uid_base=int(stored["uid_base"]),
+            uid_span=int(stored["uid_span"]),
+            landlock_abi=int(stored["landlock_abi"]),
+            cgroups=hierarchies,
+            absent={str(name): str(why) for name, why in stored["absent"].items()},
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def probe_layers(python: str, found: list[cgroups.Hierarchy], reason: str) -> Layers:
+    """Probe each layer in turn, strongest first, keeping those that work with the ones kept before."""
     off = disabled_layers()
     is_root = os.geteuid() == 0
     layers = Layers(absent={})
@@ -397,15 +473,13 @@ def detect(python: str) -> Layers:
         layers = attempt("landlock", replace(layers, landlock_abi=abi))
     else:
         layers.absent["landlock"] = "the kernel has no Landlock (Linux >= 5.13 with landlock in lsm=)"
-    found, reason = cgroups.detect()
     if found:
-        cgroups.reap_stale(found)
+        cgroups.reap_stale(found)  # before the probe places a child in them
         layers = attempt("cgroup", replace(layers, cgroups=tuple(found)))
     else:
         layers.absent["cgroup"] = reason
     if gpu_host():
         layers = keep_cuda_working(layers, python)
-    reap_stale_temp_dirs()
     return layers
 
 

@@ -32,6 +32,7 @@ from evaluator.manifest import (
 )
 from evaluator.policy import make_policy
 from evaluator.result import Result, writable, write_json_atomic
+from evaluator.sandbox.remembered import cache_root
 from evaluator.sandbox.report import sandbox_report
 from evaluator.trusted.builds import builds_to_do, harness_failure, precompile
 from evaluator.trusted.compile_cache import CompileCache
@@ -43,13 +44,6 @@ from evaluator.trusted.warmup import AHEAD_TASKS, BaselineWarmup, WarmAhead, war
 
 logger = logging.getLogger(__name__)
 MiB = 1 << 20
-
-
-def default_cache_dir() -> Path:
-    root = os.environ.get("EVALUATOR_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "kb-evaluator"
-    )
-    return Path(root)
 
 
 def policy_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +65,7 @@ def manifest_settings(manifest: Manifest, cache_dir: Path | None) -> Settings:
     python = os.environ.get("EVALUATOR_CHILD_PYTHON") or sys.executable
     settings = Settings(
         policy=policy,
-        cache=CompileCache(cache_dir or default_cache_dir()),
+        cache=CompileCache(cache_dir or cache_root()),
         arch_list=cuda_arch_list() if manifest.device == "cuda" else None,
         python=python,
         **timeouts,
@@ -104,14 +98,20 @@ def evaluate_jobs(
     launches: dict[str, Launch] = {}
     order = [(index, job) for index, (_, group) in enumerate(groups) for job in group]
     ahead = WarmAhead(settings) if warms_ahead(settings) else None
-    starts_reference = ahead is None  # else the next tasks' reference processes come warmed, together
+
+    def following(index: int) -> list[Path]:  # this task and the next ones, those with no session yet
+        window = range(index, min(index + AHEAD_TASKS, len(groups)))
+        return [groups[at][0] for at in window if at not in sessions]
+
+    def starts_reference(index: int) -> bool:  # else that task's reference comes warmed with the next ones
+        return ahead is None or not ahead.worth_it(following(index))
+
     try:
         if settings.overlapped and order:  # the first kernel's child boots while its task is sized
-            prestart(order[0], groups, sessions, launches, settings, starts_reference)
+            prestart(order[0], groups, sessions, launches, settings, starts_reference(order[0][0]))
         for position, (index, job) in enumerate(order):
             if ahead is not None and index not in sessions:
-                following = [path for path, _ in groups[index : index + AHEAD_TASKS]]
-                sessions.update(take_ready(groups, ahead.sessions_for(following), sessions))
+                sessions.update(take_ready(groups, ahead.sessions_for(following(index)), sessions))
             session = sessions.get(index) or sessions.setdefault(
                 index, TaskSession(groups[index][0], settings)
             )
@@ -121,7 +121,8 @@ def evaluate_jobs(
                 job.kernel_path, job.task_path, job.source, settings
             )
             if settings.overlapped and position + 1 < len(order):
-                prestart(order[position + 1], groups, sessions, launches, settings, starts_reference)
+                nxt = order[position + 1]
+                prestart(nxt, groups, sessions, launches, settings, starts_reference(nxt[0]))
             yield job, evaluate_one(session, launch, job, settings)
             if position + 1 == len(order) or order[position + 1][0] != index:
                 sessions.pop(index).close()

@@ -178,12 +178,17 @@ class WarmAhead:
         self.warmups: list[BaselineWarmup] = []
         self.tried: set[Path] = set()
 
+    def worth_it(self, paths: list[Path]) -> bool:
+        """Whether these tasks would be warmed together: two or more not tried before (for one alone, the
+        reference process started ahead of its turn is quicker)."""
+        return sum(path not in self.tried for path in paths) >= 2
+
     def sessions_for(self, paths: list[Path]) -> dict[Path, TaskSession]:
         """Kept sessions for those of these tasks not tried before (each task is tried once)."""
+        if not self.worth_it(paths):
+            return {}
         todo = [path for path in paths if path not in self.tried]
         self.tried.update(todo)
-        if not todo:
-            return {}
         warmup = BaselineWarmup(todo, self.settings, parallel=AHEAD_PARALLEL)
         self.warmups.append(warmup)  # its threads hold the kept sessions' processes: closed at the end
         with warmup:
