@@ -40,7 +40,14 @@ from evaluator.trusted.environment import collect, cuda_arch_list
 from evaluator.trusted.evaluate import Launch, evaluate_kernel
 from evaluator.trusted.session import TaskSession
 from evaluator.trusted.settings import Settings
-from evaluator.trusted.warmup import AHEAD_TASKS, BaselineWarmup, WarmAhead, warms_ahead, warms_baselines
+from evaluator.trusted.warmup import (
+    AHEAD_TASKS,
+    BaselineWarmup,
+    WarmAhead,
+    kept_bytes,
+    warms_ahead,
+    warms_baselines,
+)
 
 logger = logging.getLogger(__name__)
 MiB = 1 << 20
@@ -117,6 +124,7 @@ def evaluate_jobs(
             )
             if not session.opened:
                 session.open()
+                make_room(index, sessions, settings)
             launch = launches.pop(job.id, None) or Launch(
                 job.kernel_path, job.task_path, job.source, settings
             )
@@ -133,6 +141,22 @@ def evaluate_jobs(
             session.close()
         if ahead is not None:
             ahead.close()
+
+
+def make_room(index: int, sessions: dict[int, TaskSession], settings: Settings) -> None:
+    """A task that needs more of the GPU than the sessions kept for later tasks leave free: those give their
+    memory back (closed; their tasks start their reference again at their turn)."""
+    session = sessions[index]
+    gpu = int((settings.environment.get("gpu") or {}).get("memory_bytes") or 0)
+    if session.problem is None or not gpu:
+        return
+    later = {at: other for at, other in sessions.items() if at != index and other.problem is not None}
+    held = sum(kept_bytes(other) for other in later.values())
+    if later and 2 * session.problem.process_bytes("cuda") + held > gpu:
+        logger.info("%s needs most of the GPU: %d kept session(s) closed", session.task_path.name, len(later))
+        for at, other in later.items():
+            other.close()
+            del sessions[at]
 
 
 def take_ready(

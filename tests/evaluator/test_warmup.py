@@ -174,3 +174,33 @@ def test_the_reference_forwards_streams_are_asked_once_and_kept(tmp_path):
         assert session.reference_streams() == 1
     finally:
         session.close()
+
+
+class Kept:
+    """A stand-in for a sized session: its problem's bytes, and whether it was closed."""
+
+    def __init__(self, parameter_bytes: int, input_bytes: int = 0):
+        from evaluator.trusted.session import Problem
+
+        self.problem = Problem(input_bytes, 0, [1], "float32", False, parameter_bytes, 1.0)
+        self.task_path = Path(f"task_{parameter_bytes}.py")
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_task_that_needs_most_of_the_gpu_closes_the_kept_sessions(tmp_path):
+    settings = settings_for(tmp_path, ["eager", "compile"])
+    gib = 1 << 30
+    settings.environment = {**settings.environment, "gpu": {"memory_bytes": 80 * gib}}
+    small = {0: Kept(0, input_bytes=gib), 1: Kept(gib), 2: Kept(gib)}
+    batch.make_room(0, small, settings)  # 2 x (1 + 1) GiB + 2 x 2 GiB kept: room enough
+    assert sorted(small) == [0, 1, 2]
+    assert not any(session.closed for session in small.values())
+    huge = {0: Kept(0, input_bytes=38 * gib), 1: Kept(gib), 2: Kept(gib)}
+    later = [huge[1], huge[2]]
+    batch.make_room(0, huge, settings)  # 2 x (38 + 1) GiB + 2 x 2 GiB kept > 80 GiB
+    assert sorted(huge) == [0]
+    assert all(session.closed for session in later)
+    assert not huge[0].closed
