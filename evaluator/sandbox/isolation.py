@@ -358,7 +358,7 @@ def detect(python: str) -> Layers:
     found, reason = cgroups.detect()
     key = finding_key(python, found, reason)
     layers = from_json(remembered.load(key))
-    if layers is None:
+    if layers is None or not cache_is_private(layers):  # only such a finding is ever written
         layers = probe_layers(python, found, reason)
         if cache_is_private(layers):  # else a candidate might reach the file
             remembered.save(key, to_json(layers))

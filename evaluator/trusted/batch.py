@@ -2,7 +2,8 @@
 
 While the candidates build, the tasks' reference processes are sized and their torch.compile baselines
 compiled ahead of their turn (evaluator.trusted.warmup), and those that fit stay up to serve their task;
-nothing is timed until the builds, and with them that, are over.
+nothing is timed until the builds, and with them that, are over. With no build to hide behind, the next
+tasks are warmed together at the first one's turn, before it is timed.
 
 Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
 process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is

@@ -206,6 +206,7 @@ def kept_bytes(session: TaskSession) -> int:
 
 
 def kept_share(settings: Settings) -> int:
+    """The GPU memory the kept sessions of one warm-up may hold (none off a GPU)."""
     gpu = settings.environment.get("gpu") or {}
     return int(gpu.get("memory_bytes") or 0) // KEPT_SHARE
 
