@@ -357,11 +357,11 @@ def detect(python: str) -> Layers:
     found by an earlier harness of this boot, within the hour: evaluator.sandbox.remembered)."""
     found, reason = cgroups.detect()
     key = finding_key(python, found, reason)
-    layers = from_json(remembered.load(key))
+    layers = remembered.decode(remembered.load(key), Layers)
     if layers is None or not cache_is_private(layers):  # only such a finding is ever written
         layers = probe_layers(python, found, reason)
         if cache_is_private(layers):  # else a candidate might reach the file
-            remembered.save(key, to_json(layers))
+            remembered.save(key, remembered.encode(layers))
     else:
         logger.info("sandbox layers as found earlier on this boot (the probes are skipped)")
     if layers.cgroups:
@@ -387,44 +387,6 @@ def finding_key(python: str, found: list[cgroups.Hierarchy], reason: str) -> dic
         "uid_base": UID_BASE,
         "unshare": shutil.which("unshare"),
     }
-
-
-def to_json(layers: Layers) -> dict[str, Any]:
-    return {
-        "unshare": list(layers.unshare),
-        "init": layers.init,
-        "new_root": layers.new_root,
-        "user": layers.user,
-        "uid_base": layers.uid_base,
-        "uid_span": layers.uid_span,
-        "landlock_abi": layers.landlock_abi,
-        "cgroups": [[h.controller, str(h.base), h.version] for h in layers.cgroups],
-        "absent": layers.absent,
-    }
-
-
-def from_json(stored: dict[str, Any] | None) -> Layers | None:
-    """Layers as to_json wrote them; None for nothing or anything malformed."""
-    if not stored:
-        return None
-    try:
-        hierarchies = tuple(
-            cgroups.Hierarchy(str(name), Path(base), int(version))
-            for name, base, version in stored["cgroups"]
-        )
-        return Layers(
-            unshare=tuple(str(part) for part in stored["unshare"]),
-            init=bool(stored["init"]),
-            new_root=bool(stored["new_root"]),
-            user=bool(stored["user"]),
-            uid_base=int(stored["uid_base"]),
-            uid_span=int(stored["uid_span"]),
-            landlock_abi=int(stored["landlock_abi"]),
-            cgroups=hierarchies,
-            absent={str(name): str(why) for name, why in stored["absent"].items()},
-        )
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
 
 
 def probe_layers(python: str, found: list[cgroups.Hierarchy], reason: str) -> Layers:

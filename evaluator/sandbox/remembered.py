@@ -11,6 +11,7 @@ folder.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -20,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from evaluator.sandbox import cgroups
 
 logger = logging.getLogger(__name__)
 FOLDER = "sandbox-layers"
@@ -96,3 +99,35 @@ def save(key: dict[str, Any], layers: dict[str, Any]) -> None:
         os.replace(temp, path)
     except OSError as error:
         logger.info("the sandbox layers found are not kept: %s", error)
+
+
+def encode(layers: Any) -> dict[str, Any]:
+    """A Layers (evaluator.sandbox.isolation) as JSON values."""
+    values = {item.name: getattr(layers, item.name) for item in dataclasses.fields(layers)}
+    values["unshare"] = list(values["unshare"])
+    values["cgroups"] = [[h.controller, str(h.base), h.version] for h in values["cgroups"]]
+    return values
+
+
+def decode(stored: dict[str, Any] | None, kind: type) -> Any:
+    """The Layers (of class `kind`) that encode wrote; None for nothing or anything malformed."""
+    if not stored:
+        return None
+    try:
+        hierarchies = tuple(
+            cgroups.Hierarchy(str(name), Path(base), int(version))
+            for name, base, version in stored["cgroups"]
+        )
+        return kind(
+            unshare=tuple(str(part) for part in stored["unshare"]),
+            init=bool(stored["init"]),
+            new_root=bool(stored["new_root"]),
+            user=bool(stored["user"]),
+            uid_base=int(stored["uid_base"]),
+            uid_span=int(stored["uid_span"]),
+            landlock_abi=int(stored["landlock_abi"]),
+            cgroups=hierarchies,
+            absent={str(name): str(why) for name, why in stored["absent"].items()},
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None

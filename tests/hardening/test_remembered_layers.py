@@ -36,9 +36,10 @@ def example() -> isolation.Layers:
 
 
 def test_layers_survive_the_file_unchanged():
-    assert isolation.from_json(isolation.to_json(example())) == example()
-    assert isolation.from_json(None) is None
-    assert isolation.from_json({"unshare": 3}) is None  # malformed: probed again
+    layers = isolation.Layers
+    assert remembered.decode(remembered.encode(example()), layers) == example()
+    assert remembered.decode(None, layers) is None
+    assert remembered.decode({"unshare": 3}, layers) is None  # malformed: probed again
 
 
 def test_a_second_harness_of_the_boot_skips_the_probes(cache, monkeypatch):
@@ -53,8 +54,8 @@ def test_a_second_harness_of_the_boot_skips_the_probes(cache, monkeypatch):
 
 def test_a_finding_is_not_trusted_when_stale_unkeyed_or_writable_by_others(cache, monkeypatch):
     key = {"boot": "b", "harness": "x"}
-    remembered.save(key, isolation.to_json(example()))
-    assert isolation.from_json(remembered.load(key)) == example()
+    remembered.save(key, remembered.encode(example()))
+    assert remembered.decode(remembered.load(key), isolation.Layers) == example()
     assert remembered.load({**key, "harness": "y"}) is None  # another version, interpreter, boot, ...
     path = remembered.file_for(key)
     os.chmod(path, 0o622)
