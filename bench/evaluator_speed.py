@@ -1,7 +1,7 @@
 """Speed: a cold bundle of load_inline kernels through our batch and KernelBench's harness, side by side.
 
     python bench/evaluator_speed.py KERNELBENCH OUT_DIR [--level 2] [--problems 1-10] [--jobs N]
-                                    [--passes cold,kernelbench,cached]
+                                    [--passes cold,kernelbench,cached] [--timing-budget-ms MS]
 
 KERNELBENCH is a folder holding KernelBench's problems (KernelBench/level*/) and its `kernelbench` package
 (never committed here; see bench/README.md). The bundle is bench/kernelbench_bundle.py's `copy` kind: the
@@ -126,6 +126,7 @@ def main() -> int:
     parser.add_argument("--problems", default="1-10")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--passes", default="cold,kernelbench,cached")
+    parser.add_argument("--timing-budget-ms", type=float, default=None, help="our hardened timing's budget")
     args = parser.parse_args()
     passes = set(args.passes.split(","))
     args.kernelbench, args.out = args.kernelbench.resolve(), args.out.resolve()  # the batch runs elsewhere
@@ -142,7 +143,9 @@ def main() -> int:
     from evaluator.manifest import write_manifest
 
     entries = [{"id": Path(kernel).stem, "task_path": task, "kernel_path": kernel} for task, kernel in pairs]
-    manifest = write_manifest(args.out / "manifest.json", "cuda", "hardened", entries)
+    manifest = write_manifest(
+        args.out / "manifest.json", "cuda", "hardened", entries, timing_budget_ms=args.timing_budget_ms
+    )
     saved = args.out / "speed.json"
     report: dict = json.loads(saved.read_text()) if saved.exists() else {}
     report.update({"kernels": len(pairs), "jobs": args.jobs})

@@ -1,6 +1,10 @@
 """Benchmark (a): the same kernel evaluated N times; the spread max/min of its speedup (target <= 1.03).
 
 python bench/evaluator_timing_spread.py TASK KERNEL [--device cuda] [--repeats 5] [--baselines eager]
+                                       [--timing-budget-ms MS]
+
+With --timing-budget-ms the runs use hardened timing's time budget: the spread it leaves is what decides
+whether it may be turned on.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ def evaluate(args: argparse.Namespace, out: Path) -> dict:
     command += ["--device", args.device, "--baselines", args.baselines, "--json", str(out)]
     if args.cache_dir:
         command += ["--cache-dir", args.cache_dir]
+    if args.timing_budget_ms:
+        command += ["--timing-budget-ms", str(args.timing_budget_ms)]
     subprocess.run(command, check=True, cwd=Path(__file__).resolve().parent.parent, capture_output=True)
     return json.loads(out.read_text())
 
@@ -34,6 +40,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--baselines", default="eager")
     parser.add_argument("--cache-dir", default="")
+    parser.add_argument("--timing-budget-ms", type=float, default=0.0)
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as folder:

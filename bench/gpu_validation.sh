@@ -120,7 +120,7 @@ PY
 speed() {
   log "speed: a cold bundle of load_inline kernels, ours against KernelBench's harness"
   timeout "${SPEED_S:-560}" python3 bench/evaluator_speed.py .kb "$OUT/speed" --level 2 --problems "${SPEED_PROBLEMS:-1-10}" \
-    --passes "${SPEED_PASSES:-cold,kernelbench,cached}"
+    --passes "${SPEED_PASSES:-cold,kernelbench,cached}" ${SPEED_BUDGET_MS:+--timing-budget-ms "$SPEED_BUDGET_MS"}
   log done
 }
 

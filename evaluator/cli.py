@@ -59,6 +59,11 @@ def add_policy_options(command: argparse.ArgumentParser) -> None:
         "--trials", type=int, help="timed trials per variant (default 100 on GPU, 10 on CPU)"
     )
     command.add_argument("--warmup", type=int, help="warm-up calls per variant")
+    command.add_argument(
+        "--timing-budget-ms",
+        type=float,
+        help="hardened: cut the timed calls per variant to those that fill this many ms (at least 2 rounds)",
+    )
     command.add_argument("--timeout", type=float, default=600.0, help="seconds for correctness and timing")
     command.add_argument("--compile-timeout", type=float, default=900.0, help="seconds for import and build")
 
@@ -79,6 +84,7 @@ def run_manifest(args: argparse.Namespace, folder: Path) -> Path:
         "tolerance": args.tolerance,
         "trials": args.trials,
         "warmup": args.warmup,
+        "timing_budget_ms": args.timing_budget_ms,
     }
     options.update({"run_timeout": args.timeout, "compile_timeout": args.compile_timeout})
     kernel = {

@@ -1,10 +1,10 @@
 """The batch contract, both sides: the manifest (read and written here) and the command that runs it.
 
 A manifest is a JSON object: device, mode, kernels (each an id, a task path and a kernel path, relative to
-the manifest's folder or absolute) and options (policy: baselines, tolerance, trials, warmup; timeouts:
-compile_timeout, run_timeout; limits: memory_limit_mb, max_tasks, temp_dir_mb, slot_mb). Callers write it
-with `write_manifest` and run it with `batch_command`; `python -m evaluator batch` reads it with
-`read_manifest`, which reports every problem before anything runs.
+the manifest's folder or absolute) and options (policy: baselines, tolerance, trials, warmup,
+timing_budget_ms; timeouts: compile_timeout, run_timeout; limits: memory_limit_mb, max_tasks, temp_dir_mb,
+slot_mb). Callers write it with `write_manifest` and run it with `batch_command`; `python -m evaluator batch`
+reads it with `read_manifest`, which reports every problem before anything runs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from evaluator.policy import DEVICES, MODES
 
-POLICY_KEYS = ("baselines", "tolerance", "trials", "warmup")
+POLICY_KEYS = ("baselines", "tolerance", "trials", "warmup", "timing_budget_ms")
 TIMEOUT_KEYS = ("compile_timeout", "run_timeout")
 LIMIT_KEYS = ("memory_limit_mb", "max_tasks", "temp_dir_mb", "slot_mb")
 OPTION_KEYS = POLICY_KEYS + TIMEOUT_KEYS + LIMIT_KEYS

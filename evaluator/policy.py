@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 MODES = ("hardened", "kernelbench")
@@ -29,6 +30,8 @@ HIDDEN_FRACTION, HIDDEN_MIN_MS = 0.5, 25.0  # GPU: round time no claim explains,
 # The eager baseline timed interleaved with the candidate against its timing with no candidate on the GPU
 # (before the candidate started and after it was killed): (suspect ratio, hack ratio, absolute slack ms).
 BASELINE_SLOWED = (1.25, 1.6, 0.005)
+# With a time budget, the timed calls per variant never fall below this many rounds (each side first once).
+MIN_ROUNDS_IN_BUDGET = 2
 # The shortest time one timed call can take (ms): the host clock's 1 ns; on a GPU, CUDA events' ~0.5 us.
 MIN_SAMPLE_MS = {"cpu": 1e-6, "cuda": 5e-4}
 
@@ -49,10 +52,22 @@ class TimingPlan:
     l2_flush: bool
     statistic: str
     calibration_calls: int  # eager calls timed with no candidate on the device, before and after it
+    # Hardened, when set: after the first round, the timed calls per variant are cut to those that fill
+    # budget_ms at the slowest variant's median, never below min_trials (0: always `trials`).
+    budget_ms: float = 0.0
+    min_trials: int = 0
 
     @property
     def rounds(self) -> int:
         return -(-self.trials // self.round_calls)
+
+    def rounds_within_budget(self, slowest_ms: float) -> int:
+        """How many rounds to run, the first one's medians known: all of them, or what fills the budget."""
+        if self.budget_ms <= 0 or slowest_ms <= 0:
+            return self.rounds
+        wanted = math.ceil(self.budget_ms / slowest_ms)
+        trials = max(self.min_trials, min(self.trials, wanted))
+        return -(-trials // self.round_calls)
 
 
 @dataclass(frozen=True)
@@ -110,8 +125,11 @@ class Policy:
         return BUDGETS[self.device]
 
 
-def timing_plan(mode: str, device: str, trials: int | None, warmup: int | None) -> TimingPlan:
-    """KernelBench's cuda_event loop in compatibility mode; interleaved rounds, fresh inputs when hardened."""
+def timing_plan(
+    mode: str, device: str, trials: int | None, warmup: int | None, budget_ms: float | None = None
+) -> TimingPlan:
+    """KernelBench's cuda_event loop in compatibility mode; interleaved rounds, fresh inputs when hardened
+    (their count cut to a time budget when one is given)."""
     on_gpu = device == "cuda"
     count = trials or (100 if on_gpu else 10)
     if mode == "kernelbench":
@@ -129,6 +147,7 @@ def timing_plan(mode: str, device: str, trials: int | None, warmup: int | None) 
             statistic="mean",
             calibration_calls=0,
         )
+    round_calls = min(count, 20 if on_gpu else 5)
     return TimingPlan(
         trials=count,
         warmup=(5 if on_gpu else 2) if warmup is None else warmup,
@@ -136,12 +155,14 @@ def timing_plan(mode: str, device: str, trials: int | None, warmup: int | None) 
         compile_warmup=(5 if on_gpu else 2) if warmup is None else warmup,
         discard_first=0,
         interleaved=True,
-        round_calls=min(count, 20 if on_gpu else 5),
+        round_calls=round_calls,
         fresh_inputs=True,
         device_sync_before_end=True,
         l2_flush=on_gpu,
         statistic="median",
         calibration_calls=10 if on_gpu else 3,
+        budget_ms=float(budget_ms or 0.0),
+        min_trials=min(count, MIN_ROUNDS_IN_BUDGET * round_calls) if budget_ms else 0,
     )
 
 
@@ -153,6 +174,7 @@ def make_policy(
     baselines: tuple[str, ...] = BASELINES,
     trials: int | None = None,
     warmup: int | None = None,
+    timing_budget_ms: float | None = None,
 ) -> Policy:
     """The policy for a mode and device; raises ValueError on an unknown name."""
     if mode not in MODES:
@@ -166,6 +188,8 @@ def make_policy(
         raise ValueError(f"unknown baselines {sorted(unknown)}; expected some of {BASELINES}")
     if trials is not None and trials < 1:
         raise ValueError(f"trials must be at least 1, not {trials}")
+    if timing_budget_ms is not None and not timing_budget_ms >= 0:
+        raise ValueError(f"timing_budget_ms must be 0 or more, not {timing_budget_ms}")
     hardened = mode == "hardened"
     return Policy(
         mode=mode,
@@ -177,6 +201,6 @@ def make_policy(
         check_inputs=hardened,
         poison_memory=hardened,
         post_timing_check=hardened,
-        timing=timing_plan(mode, device, trials, warmup),
+        timing=timing_plan(mode, device, trials, warmup, timing_budget_ms),
         baselines=tuple(baselines),
     )

@@ -198,6 +198,10 @@ EVALUATOR = {
     "PYTHON": os.environ.get("EVALUATOR_PYTHON", ""),
     # Baselines to time (eager, compile); empty: both. A CPU worker may skip the slow torch.compile one.
     "BASELINES": [name for name in os.environ.get("EVALUATOR_BASELINES", "").split(",") if name],
+    # Hardened timing cut to the timed calls that fill this many ms per variant (empty: all 100 on a GPU).
+    "TIMING_BUDGET_MS": float(os.environ["EVALUATOR_TIMING_BUDGET_MS"])
+    if os.environ.get("EVALUATOR_TIMING_BUDGET_MS")
+    else None,
 }
 
 LOGGING = {

@@ -9,6 +9,7 @@ candidate's block of calls on one fixed input set, then each baseline's (KernelB
 from __future__ import annotations
 
 import random
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +62,8 @@ class Rounds:
     def interleaved(self) -> None:
         plan = self.policy.timing
         baselines = list(self.policy.baselines)
-        for index in range(plan.rounds):
+        rounds, index = plan.rounds, 0
+        while index < rounds:
             calls = min(plan.round_calls, plan.trials - index * plan.round_calls)
             base = random.getrandbits(40) << 8
             message = {
@@ -80,6 +82,19 @@ class Rounds:
                         [base + 300 + call for call in range(plan.baseline_warmup)] if index == 0 else []
                     )
                     self.reference_round({**message, "variants": variants, "warmup_seeds": ref_warm})
+            if index == 0:
+                rounds = plan.rounds_within_budget(self.slowest_median())
+            index += 1
+
+    def slowest_median(self) -> float:
+        """The largest median (ms) of any variant's calls so far."""
+        variants = ["candidate", *self.policy.baselines]
+        medians = [statistics.median(ms) for ms in map(self.milliseconds, variants) if ms]
+        return max(medians, default=0.0)
+
+    def milliseconds(self, variant: str) -> list[float]:
+        values = [record[1] for record in self.timing.records(variant) if len(record) > 1]
+        return [value for value in values if isinstance(value, int | float)]
 
     def blocks(self) -> None:
         """KernelBench's order: the candidate's calls, then eager's, then torch.compile's."""

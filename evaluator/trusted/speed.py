@@ -88,7 +88,7 @@ def judge_timing(
             result.speedup[baseline] = speedup(
                 result.baseline_ms[baseline], result.runtime_ms, policy.speedup_statistic
             )
-    result.timing = timing_info(policy)
+    result.timing = timing_info(policy, len(candidate))
     if stochastic:
         result.add_flag(
             "stochastic_reference", "info", "the reference uses the RNG; timed outputs not checked"
@@ -100,11 +100,11 @@ def judge_timing(
         apply_integrity_flags(result, turn.integrity)
 
 
-def timing_info(policy: Policy) -> TimingInfo:
+def timing_info(policy: Policy, trials: int) -> TimingInfo:
     plan = policy.timing
     return TimingInfo(
         method="cuda_event" if policy.device == "cuda" else "host_clock",
-        trials=plan.trials,
+        trials=trials,
         warmup=plan.warmup,
         l2_flush=plan.l2_flush,
         note=timing_note(policy),
@@ -120,6 +120,11 @@ def timing_note(policy: Policy) -> str:
             f"in rounds of {plan.round_calls} calls alternating with the baselines' process, "
             "new inputs every call"
         )
+        if plan.budget_ms:
+            how += (
+                f", as many as fill {plan.budget_ms:g} ms per variant at the first round's medians "
+                f"(at least {plan.min_trials}, at most {plan.trials})"
+            )
     else:
         how = "candidate, then each baseline (in its own process), the same inputs every call"
     sync = "device-wide sync before the end event" if plan.device_sync_before_end else "current-stream events"

@@ -135,7 +135,10 @@ def write_inputs(run: EvaluationRun, kernels: list, folder: Path) -> Path:
         kernel_path.write_text(kernel.source.text, encoding="utf-8")
         entries.append(KernelJob(result_id(kernel), task_path, kernel_path))
     baselines = list(settings.EVALUATOR.get("BASELINES") or []) or None
-    return write_manifest(folder / "manifest.json", run.device, run.mode, entries, baselines=baselines)
+    budget = settings.EVALUATOR.get("TIMING_BUDGET_MS")
+    return write_manifest(
+        folder / "manifest.json", run.device, run.mode, entries, baselines=baselines, timing_budget_ms=budget
+    )
 
 
 def harness_command(manifest: Path, folder: Path) -> list[str]:

@@ -1,6 +1,7 @@
 """Job orchestration on the real Redis: superseded and finished jobs do nothing, failures retry, reaping."""
 
 import datetime
+import json
 
 import django_rq
 import pytest
@@ -196,3 +197,11 @@ def test_harness_errors_are_kept_for_the_owner_and_counted_in_public(queued_run,
     assert str(raised.value) == "the harness reported an error of its own for 1 kernel(s)"
     harness_log = EvaluationRun.objects.get(pk=queued_run.pk).harness_log
     assert harness_log == f"{errors[0]}\nbatch started"
+
+
+@pytest.mark.parametrize("budget", [None, 800.0])
+def test_the_worker_s_timing_budget_reaches_the_manifest(queued_run, settings, tmp_path, budget):
+    settings.EVALUATOR = {**settings.EVALUATOR, "TIMING_BUDGET_MS": budget}
+    kernels = list(execution.pending_kernels(queued_run))
+    manifest = json.loads(execution.write_inputs(queued_run, kernels, tmp_path).read_text())
+    assert manifest.get("timing_budget_ms") == budget

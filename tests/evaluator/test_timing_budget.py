@@ -1,0 +1,59 @@
+"""A time budget for hardened timing: the timed calls per variant cut, after the first round, to those that
+fill the budget at the slowest variant's median; never below two rounds, never above the trials asked."""
+
+import pytest
+
+from evaluator.manifest import ManifestError, read_manifest, write_manifest
+from evaluator.policy import make_policy
+from evaluator.trusted.batch import manifest_settings
+from evaluator.trusted.speed import timing_note
+from tests.evaluator.conftest import KERNELS, RELU
+
+
+def test_the_rounds_fill_the_budget_between_two_rounds_and_all_of_them():
+    plan = make_policy("hardened", "cuda", timing_budget_ms=1000).timing
+    assert (plan.trials, plan.round_calls, plan.min_trials) == (100, 20, 40)
+    assert plan.rounds_within_budget(20.0) == 3  # 50 calls
+    assert plan.rounds_within_budget(40.0) == 2  # 25 wanted, 40 at least
+    assert plan.rounds_within_budget(5.0) == 5  # 200 wanted, 100 at most
+    assert plan.rounds_within_budget(0.0) == 5  # nothing measured: all of them
+
+
+def test_without_a_budget_every_round_runs():
+    plan = make_policy("hardened", "cuda").timing
+    assert plan.budget_ms == 0
+    assert plan.rounds_within_budget(500.0) == plan.rounds == 5
+
+
+def test_kernelbench_mode_keeps_its_fixed_count():
+    plan = make_policy("kernelbench", "cuda", timing_budget_ms=1000).timing
+    assert plan.budget_ms == 0
+    assert plan.rounds_within_budget(500.0) == plan.rounds
+
+
+def test_a_bad_budget_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(ValueError, match="timing_budget_ms"):
+        make_policy("hardened", "cuda", timing_budget_ms=-1)
+    kernel = {"id": "k", "task_path": str(RELU), "kernel_path": str(RELU)}
+    path = write_manifest(tmp_path / "m.json", "cpu", "hardened", [kernel], timing_budget_ms="fast")
+    with pytest.raises(ManifestError, match="bad manifest option"):
+        manifest_settings(read_manifest(path), tmp_path / "cache")
+
+
+@pytest.mark.parametrize(("budget", "timed"), [(None, 20), ("0.001", 10)])
+def test_a_budget_cuts_the_timed_calls_and_says_so(evaluate, budget, timed):
+    extra = ["--trials", "20", "--baselines", "eager"]
+    if budget:
+        extra += ["--timing-budget-ms", budget]
+    code, result, output = evaluate(RELU, KERNELS / "honest_triton_relu.py", *extra)
+    assert code == 0, output
+    assert result["correct"], result["error"]
+    assert result["timing"]["trials"] == timed
+    assert result["speedup"]["eager"] is not None
+
+
+def test_a_gpu_result_s_timing_note_names_the_budget():
+    budgeted = timing_note(make_policy("hardened", "cuda", timing_budget_ms=1000))
+    assert "as many as fill 1000 ms per variant" in budgeted
+    assert "at least 40, at most 100" in budgeted
+    assert "as many as fill" not in timing_note(make_policy("hardened", "cuda"))
