@@ -117,6 +117,7 @@ class Session:
 
     def __init__(self, task_path, settings):
         self.opened = False
+        self.problem = None  # not sized: nothing to make room for
 
     def open(self):
         self.opened = True

@@ -203,5 +203,7 @@ def test_harness_errors_are_kept_for_the_owner_and_counted_in_public(queued_run,
 def test_the_worker_s_timing_budget_reaches_the_manifest(queued_run, settings, tmp_path, budget):
     settings.EVALUATOR = {**settings.EVALUATOR, "TIMING_BUDGET_MS": budget}
     kernels = list(execution.pending_kernels(queued_run))
+    for folder in ("tasks", "kernels"):
+        (tmp_path / folder).mkdir()
     manifest = json.loads(execution.write_inputs(queued_run, kernels, tmp_path).read_text())
     assert manifest.get("timing_budget_ms") == budget
