@@ -142,10 +142,11 @@ def command_run(args: argparse.Namespace) -> int:
 def command_batch(args: argparse.Namespace) -> int:
     from evaluator.manifest import ManifestError
     from evaluator.trusted.batch import run_batch
+    from evaluator.trusted.settings import SettingsError
 
     try:
         return run_batch(args.manifest, args.out, args.jobs, args.cache_dir, args.compile_only)
-    except ManifestError as error:
+    except (ManifestError, SettingsError) as error:
         logger.error("%s", error)
         return EXIT_HARNESS
 

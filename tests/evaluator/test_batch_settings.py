@@ -1,13 +1,15 @@
-"""A time budget for hardened timing: the timed calls per variant cut, after the first round, to those that
-fill the budget at the slowest variant's median; never below two rounds, never above the trials asked."""
+"""Settings of a batch beyond the manifest's basics: hardened timing's time budget (the timed calls per
+variant cut, after the first round, to those that fill it at the slowest variant's median; never below two
+rounds, never above the trials asked) and the one-pass threshold from the worker's environment."""
 
 import pytest
 
 from evaluator.manifest import ManifestError, read_manifest, write_manifest
 from evaluator.policy import make_policy
 from evaluator.trusted.batch import manifest_settings
+from evaluator.trusted.settings import SettingsError, one_pass_bytes_from_environment
 from evaluator.trusted.speed import timing_note
-from tests.evaluator.conftest import KERNELS, RELU
+from tests.evaluator.conftest import KERNELS, RELU, run_cli
 
 
 def test_the_rounds_fill_the_budget_between_two_rounds_and_all_of_them():
@@ -57,3 +59,17 @@ def test_a_gpu_result_s_timing_note_names_the_budget():
     assert "as many as fill 1000 ms per variant" in budgeted
     assert "at least 40, at most 100" in budgeted
     assert "as many as fill" not in timing_note(make_policy("hardened", "cuda"))
+
+
+def test_a_malformed_one_pass_threshold_stops_the_batch_with_its_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALUATOR_ONE_PASS_MIB", "256MB")
+    with pytest.raises(SettingsError, match="EVALUATOR_ONE_PASS_MIB must be a whole number of MiB"):
+        one_pass_bytes_from_environment()
+    kernel = {"id": "k", "task_path": str(RELU), "kernel_path": str(KERNELS / "honest_triton_relu.py")}
+    manifest = write_manifest(tmp_path / "m.json", "cpu", "hardened", [kernel])
+    done = run_cli("batch", "--manifest", str(manifest), "--out", str(tmp_path / "out"))
+    assert done.returncode != 0
+    assert "EVALUATOR_ONE_PASS_MIB must be a whole number of MiB, not '256MB'" in done.stderr
+    assert "Traceback" not in done.stderr
+    monkeypatch.setenv("EVALUATOR_ONE_PASS_MIB", "64")
+    assert one_pass_bytes_from_environment() == 64 << 20
