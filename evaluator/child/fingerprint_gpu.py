@@ -29,14 +29,20 @@ def _partial_sums(x_ptr, w_ptr, v_ptr, s_ptr, t_ptr, out_ptr, params_ptr, BLOCK:
     count = tl.load(params_ptr)
     offset = tl.load(params_ptr + 1)
     size = tl.load(params_ptr + 2)
-    local = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    lanes = tl.arange(0, BLOCK)
+    local = pid.to(tl.int64) * BLOCK + lanes
     inside = local < count
     x = tl.load(x_ptr + local, mask=inside, other=0.0).to(tl.float32)
     finite = (x == x) & (tl.abs(x) < float("inf"))
     clean = tl.where(finite, x, 0.0).to(tl.float64)
-    position = offset + local
-    block = position // size
-    within = position - block * size
+    # One division per program, none per element: the program's first position gives its projection
+    # block, and its BLOCK elements (BLOCK <= size) reach at most into the next one.
+    first = offset + pid.to(tl.int64) * BLOCK
+    first_block = first // size
+    within = first - first_block * size + lanes
+    over = within >= size
+    within = tl.where(over, within - size, within)
+    block = first_block + over.to(tl.int64)
     weight = tl.load(s_ptr + block, mask=inside, other=0.0) * tl.load(
         w_ptr + within, mask=inside, other=0.0
     ) + tl.load(t_ptr + block, mask=inside, other=0.0) * tl.load(v_ptr + within, mask=inside, other=0.0)
@@ -59,6 +65,8 @@ def partial_sums(
     """[Σx, Σ|x|, Σx², non-finite count, Σx·weight] of a flat chunk starting at `offset`, float64, on its
     device (the projection not yet divided by √2)."""
     w, v, s, t = weights
+    if size < ELEMENTS_PER_PROGRAM:  # a program's elements must span at most two projection blocks
+        raise ValueError(f"projection blocks of {size} elements are shorter than a program's")
     count = chunk.numel()
     programs = -(-count // ELEMENTS_PER_PROGRAM)
     rows = torch.empty((programs, 5), dtype=torch.float64, device=chunk.device)

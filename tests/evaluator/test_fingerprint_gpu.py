@@ -61,3 +61,39 @@ def test_the_kernel_agrees_with_the_torch_sums_whatever_the_chunking():
         assert checks.identical(row["kernel"], row["torch"]), row
         assert checks.identical(row["kernel"], row["whole"]), row
         assert not checks.identical(row["kernel"], row["shifted"]), row
+
+
+EXACT = textwrap.dedent(
+    """
+    import json, torch
+    from evaluator.child import fingerprint_gpu as gpu
+
+    torch.manual_seed(1)
+    size, blocks = 5_000, 4  # projection blocks a program's 4,096 elements straddle
+    w, v = torch.randn(size), torch.randn(size)
+    s, t = torch.randn(blocks), torch.randn(blocks)
+    values = torch.randn(size * blocks)
+    rows = []
+    for offset, end in [(0, 20_000), (4_999, 15_001), (9_999, 20_000), (123, 9_123)]:
+        chunk = values[offset:end]
+        position = torch.arange(offset, end)
+        block, within = position // size, position % size
+        weight = (s[block] * w[within] + t[block] * v[within]).double()  # fp32 weights, as the kernel's
+        expected = (chunk.double() * weight).sum().item()
+        got = gpu.partial_sums(chunk, offset, (w, v, s, t), size)[4].item()
+        rows.append([offset, expected, got])
+    print(json.dumps(rows))
+    """
+)
+
+
+def test_every_element_is_weighted_by_its_own_projection_block():
+    """Chunks that start anywhere: a program's elements may cross into the next projection block, and
+    each must take that block's weights (one wrong element moves the sum far beyond float64 rounding)."""
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", EXACT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    for offset, expected, got in json.loads(done.stdout):
+        assert abs(got - expected) <= 1e-9 * (1 + abs(expected)) * 100, (offset, expected, got)
