@@ -12,6 +12,7 @@ left to compile at their turn, as before. A failure here costs nothing but the h
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -25,6 +26,7 @@ logger = logging.getLogger(__name__)
 PARALLEL = 3  # tasks compiled at once: the builds hold most of the CPUs, each task's forward the GPU
 AHEAD_TASKS, AHEAD_PARALLEL = 8, 4  # with no build to hide behind: tasks warmed together, and at once
 KEPT_SHARE = 8  # the kept processes may hold up to 1/8 of the GPU's memory (weights, context, flush buffer)
+KEPT_HOST_SHARE = 4  # and up to 1/4 of the host's (their resident memory: torch, the compiler, CUDA's)
 
 
 class BaselineWarmup:
@@ -36,6 +38,7 @@ class BaselineWarmup:
         settings: Settings,
         parallel: int = PARALLEL,
         keep_bytes: int | None = None,
+        keep_host_bytes: int | None = None,
     ):
         self.task_paths = task_paths
         self.settings = settings
@@ -58,6 +61,8 @@ class BaselineWarmup:
         self.released = threading.Event()
         self.holding: set[int] = set()  # the threads that wait for release
         self.keep_bytes = kept_share(settings) if keep_bytes is None else keep_bytes
+        self.keep_host_bytes = host_share() if keep_host_bytes is None else keep_host_bytes
+        self.host_bytes: dict[Path, int] = {}  # each kept session's resident memory when it was kept
 
     def __enter__(self) -> BaselineWarmup:
         for thread in self.threads:
@@ -144,14 +149,19 @@ class BaselineWarmup:
         return kept
 
     def keep(self, path: Path, session: TaskSession) -> bool:
-        """Keep a sized, compiled session for its turn while the kept ones fit their share of the GPU."""
+        """Keep a sized, compiled session for its turn while the kept ones fit their share of the GPU's
+        memory and of the host's."""
+        resident = int(session.memory().get("host_bytes") or 0)
         with self.lock:
             if self.stopping.is_set() or path in self.kept:
                 return False
             held = sum(kept_bytes(other) for other in self.kept.values())
             if held + kept_bytes(session) > self.keep_bytes:
                 return False
+            if sum(self.host_bytes.values()) + resident > self.keep_host_bytes:
+                return False
             self.kept[path] = session
+            self.host_bytes[path] = resident
             self.current.discard(session)  # in the same breath: stop() interrupts only those in progress
             return True
 
@@ -203,6 +213,14 @@ class WarmAhead:
 def kept_bytes(session: TaskSession) -> int:
     """GPU memory an idle kept session holds: its weights, its CUDA context and flush buffer."""
     return session.problem.parameter_bytes + CONTEXT_BYTES["cuda"]
+
+
+def host_share() -> int:
+    """The host memory the kept sessions of one warm-up may hold: a quarter of the machine's."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // KEPT_HOST_SHARE
+    except (OSError, ValueError):
+        return 0
 
 
 def kept_share(settings: Settings) -> int:

@@ -32,9 +32,10 @@ def test_each_task_is_compiled_ahead_into_the_baseline_cache(tmp_path):
         assert any(path.is_file() for path in settings.cache.baseline_dir().rglob("*"))
 
 
-def warmed(tmp_path: Path, keep_bytes: int) -> warmup.BaselineWarmup:
+def warmed(tmp_path: Path, keep_bytes: int, keep_host_bytes: int | None = None) -> warmup.BaselineWarmup:
     settings = settings_for(tmp_path, ["eager", "compile"])
-    ahead = warmup.BaselineWarmup([RELU.resolve(), GELU.resolve()], settings, keep_bytes=keep_bytes)
+    paths = [RELU.resolve(), GELU.resolve()]
+    ahead = warmup.BaselineWarmup(paths, settings, keep_bytes=keep_bytes, keep_host_bytes=keep_host_bytes)
     with ahead:
         assert ahead.wait(timeout=300)
     return ahead
@@ -60,6 +61,10 @@ def test_no_session_is_kept_beyond_the_share(tmp_path):
     ahead = warmed(tmp_path, keep_bytes=0)
     assert sorted(ahead.warmed) == sorted([RELU.name, GELU.name])  # compiled into the cache all the same
     assert ahead.kept == {}
+    ahead = warmed(tmp_path, keep_bytes=1 << 40, keep_host_bytes=1 << 20)  # the host's share: 1 MiB
+    assert sorted(ahead.warmed) == sorted([RELU.name, GELU.name])
+    assert ahead.kept == {}
+    assert warmup.host_share() > 0
     assert warmup.kept_share(settings_for(tmp_path, ["eager"])) == 0  # no GPU: nothing is kept by default
 
 
