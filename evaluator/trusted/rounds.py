@@ -8,6 +8,7 @@ candidate's block of calls on one fixed input set, then each baseline's (KernelB
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from dataclasses import dataclass, field
@@ -93,8 +94,10 @@ class Rounds:
         return max(medians, default=0.0)
 
     def milliseconds(self, variant: str) -> list[float]:
-        values = [record[1] for record in self.timing.records(variant) if len(record) > 1]
-        return [value for value in values if isinstance(value, int | float)]
+        """The well-formed times reported so far (a malformed report is judged after the last round)."""
+        records = [record for record in self.timing.records(variant) if isinstance(record, list)]
+        values = [record[1] for record in records if len(record) > 1]
+        return [value for value in values if isinstance(value, int | float) and math.isfinite(value)]
 
     def blocks(self) -> None:
         """KernelBench's order: the candidate's calls, then eager's, then torch.compile's."""

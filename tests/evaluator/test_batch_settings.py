@@ -73,3 +73,15 @@ def test_a_malformed_one_pass_threshold_stops_the_batch_with_its_name(tmp_path, 
     assert "Traceback" not in done.stderr
     monkeypatch.setenv("EVALUATOR_ONE_PASS_MIB", "64")
     assert one_pass_bytes_from_environment() == 64 << 20
+
+
+def test_the_budget_reads_only_well_formed_times_of_the_first_round():
+    from evaluator.trusted.rounds import Rounds, SideRound
+
+    policy = make_policy("hardened", "cuda", timing_budget_ms=1000)
+    rounds = Rounds(session=None, kernel=None, policy=policy, call_limit=1.0)
+    forged = [[1, 40.0, [], {}], 7, "x", [2], [3, float("nan"), [], {}], [4, "slow", [], {}]]
+    rounds.timing.rounds.append(SideRound("candidate", {"candidate": forged}, 50.0, [1, 2, 3, 4]))
+    rounds.timing.rounds.append(SideRound("reference", {"eager": [[1, 20.0, [], {}]]}, 30.0, [1]))
+    assert rounds.slowest_median() == 40.0  # a malformed report is judged later, as a sandbox_violation
+    assert policy.timing.rounds_within_budget(rounds.slowest_median()) == 2
