@@ -131,21 +131,7 @@ def main() -> int:
     passes = set(args.passes.split(","))
     args.kernelbench, args.out = args.kernelbench.resolve(), args.out.resolve()  # the batch runs elsewhere
     args.out.mkdir(parents=True, exist_ok=True)
-    kernels = write_bundle(
-        args.kernelbench, args.out / "bundle", args.level, numbers(args.problems), "copy", "speed"
-    )
-    tasks = {int(path.name.split("_")[3]): path for path in kernels}
-    problems = {
-        int(p.name.split("_", 1)[0]): p
-        for p in (args.kernelbench / "KernelBench" / f"level{args.level}").glob("*.py")
-    }
-    pairs = [(str(problems[number]), str(path)) for number, path in sorted(tasks.items())]
-    from evaluator.manifest import write_manifest
-
-    entries = [{"id": Path(kernel).stem, "task_path": task, "kernel_path": kernel} for task, kernel in pairs]
-    manifest = write_manifest(
-        args.out / "manifest.json", "cuda", "hardened", entries, timing_budget_ms=args.timing_budget_ms
-    )
+    pairs, manifest = prepare(args)
     saved = args.out / "speed.json"
     report: dict = json.loads(saved.read_text()) if saved.exists() else {}
     report.update({"kernels": len(pairs), "jobs": args.jobs})
@@ -180,6 +166,26 @@ def main() -> int:
                     {k: round(v, 2) for k, v in report.items() if k.startswith("ratio_cached")})  # fmt: skip
     saved.write_text(json.dumps(report, indent=1))
     return 0
+
+
+def prepare(args: argparse.Namespace) -> tuple[list[tuple[str, str]], Path]:
+    """The bundle (a copy kernel per problem), its (task, kernel) pairs and our batch's manifest."""
+    kernels = write_bundle(
+        args.kernelbench, args.out / "bundle", args.level, numbers(args.problems), "copy", "speed"
+    )
+    tasks = {int(path.name.split("_")[3]): path for path in kernels}
+    problems = {
+        int(p.name.split("_", 1)[0]): p
+        for p in (args.kernelbench / "KernelBench" / f"level{args.level}").glob("*.py")
+    }
+    pairs = [(str(problems[number]), str(path)) for number, path in sorted(tasks.items())]
+    from evaluator.manifest import write_manifest
+
+    entries = [{"id": Path(kernel).stem, "task_path": task, "kernel_path": kernel} for task, kernel in pairs]
+    manifest = write_manifest(
+        args.out / "manifest.json", "cuda", "hardened", entries, timing_budget_ms=args.timing_budget_ms
+    )
+    return pairs, manifest
 
 
 def kernelbench_cold(report: dict) -> float:
