@@ -94,10 +94,8 @@ class Rounds:
         return max(medians, default=0.0)
 
     def milliseconds(self, variant: str) -> list[float]:
-        """The well-formed times reported so far (a malformed report is judged after the last round)."""
-        records = [record for record in self.timing.records(variant) if isinstance(record, list)]
-        values = [record[1] for record in records if len(record) > 1]
-        return [value for value in values if isinstance(value, int | float) and math.isfinite(value)]
+        """The times of the well-formed records so far (a malformed report is judged after the last round)."""
+        return [record[1] for record in self.timing.records(variant) if well_formed(record)]
 
     def blocks(self) -> None:
         """KernelBench's order: the candidate's calls, then eager's, then torch.compile's."""
@@ -138,6 +136,16 @@ class Rounds:
             self.session.ensure_compiled()
         reply, loop_ms = self.session.timed_round({"cmd": "round", **message}, "timing the baselines")
         self.timing.rounds.append(SideRound("reference", reply["records"], loop_ms, requested_seeds(message)))
+
+
+def well_formed(record: Any) -> bool:
+    """[seed, ms, fingerprint, facts]: a finite, non-negative time, a list of numbers, a dict."""
+    if not isinstance(record, list) or len(record) != 4:
+        return False
+    _seed, ms, fingerprint, facts = record
+    numbers = isinstance(ms, int | float) and math.isfinite(ms) and ms >= 0
+    prints = isinstance(fingerprint, list) and all(isinstance(v, int | float) for v in fingerprint)
+    return numbers and prints and isinstance(facts, dict)
 
 
 def requested_seeds(message: dict[str, Any]) -> list[int]:

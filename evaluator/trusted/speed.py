@@ -8,7 +8,6 @@ the candidate against the eager times measured with no candidate on the device a
 
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Any
 
@@ -25,7 +24,7 @@ from evaluator.result import Result, TimingInfo
 from evaluator.stats import speedup, summarize
 from evaluator.trusted.conversation import Stop
 from evaluator.trusted.flags import apply_integrity_flags, upgrade
-from evaluator.trusted.rounds import Timing
+from evaluator.trusted.rounds import Timing, well_formed
 from evaluator.trusted.session import Calibration
 
 CPU_TIMING_NOTE = "CPU timing, not a GPU verification"
@@ -43,15 +42,6 @@ def check_records(timing: Timing, variants: list[str]) -> None:
                     "sandbox_violation",
                     f"malformed timing report from the {turn.side}: records do not match the seeds",
                 )
-
-
-def well_formed(record: Any) -> bool:
-    if not isinstance(record, list) or len(record) != 4:
-        return False
-    _seed, ms, fingerprint, facts = record
-    numbers = isinstance(ms, int | float) and math.isfinite(ms) and ms >= 0
-    prints = isinstance(fingerprint, list) and all(isinstance(v, int | float) for v in fingerprint)
-    return numbers and prints and isinstance(facts, dict)
 
 
 def samples(timing: Timing, variant: str, policy: Policy) -> list[float]:
