@@ -25,6 +25,20 @@ from evaluator.trusted.slots import DEFAULT_SLOT_BYTES, SlotFile
 STARTUP_TIMEOUT = 180.0
 
 
+class SettingsError(ValueError):
+    """A setting of the worker's environment is malformed: nothing is evaluated."""
+
+
+def one_pass_bytes_from_environment() -> int:
+    """EVALUATOR_ONE_PASS_MIB (a whole number of MiB) in bytes, else the default threshold."""
+    text = os.environ.get("EVALUATOR_ONE_PASS_MIB", "").strip()
+    if not text:
+        return ONE_PASS_BYTES
+    if not text.isdigit():
+        raise SettingsError(f"EVALUATOR_ONE_PASS_MIB must be a whole number of MiB, not {text!r}")
+    return int(text) << 20
+
+
 @dataclass
 class Settings:
     """How long each stage may take, where builds are cached, and which interpreter runs children."""
@@ -41,7 +55,7 @@ class Settings:
     temp_dir_mb: int | None = None
     slot_bytes: int = DEFAULT_SLOT_BYTES
     # from how many bytes (inputs and output) a GPU problem's fingerprints take the one-pass kernel
-    one_pass_bytes: int = field(default_factory=lambda: one_pass_bytes_from_environment())
+    one_pass_bytes: int = field(default_factory=one_pass_bytes_from_environment)
     prestart: bool = True  # start the next kernel's child (and task's reference) while this kernel runs
 
     def limits(self) -> Limits:
@@ -56,20 +70,6 @@ class Settings:
     @property
     def overlapped(self) -> bool:
         return self.prestart
-
-
-class SettingsError(ValueError):
-    """A setting of the worker's environment is malformed: nothing is evaluated."""
-
-
-def one_pass_bytes_from_environment() -> int:
-    """EVALUATOR_ONE_PASS_MIB (a whole number of MiB) in bytes, else the default threshold."""
-    text = os.environ.get("EVALUATOR_ONE_PASS_MIB", "").strip()
-    if not text:
-        return ONE_PASS_BYTES
-    if not text.isdigit():
-        raise SettingsError(f"EVALUATOR_ONE_PASS_MIB must be a whole number of MiB, not {text!r}")
-    return int(text) << 20
 
 
 def child_environment(settings: Settings) -> dict[str, str]:
