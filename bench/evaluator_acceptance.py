@@ -2,6 +2,7 @@
 
     python bench/evaluator_acceptance.py KERNELBENCH OUT_DIR [--per-level 20] [--largest 8]
         [--problems 1/19,2/4] [--kernelbench-src .kb] [--compare 30] [--baselines eager] [--budget-s 560]
+        [--timing-budget-ms 1000]
 
 KERNELBENCH is a KernelBench work tree (KernelBench/level1..3/*.py; never committed here). For each chosen
 problem the candidate is the task's own Model (`class ModelNew(Model): pass`), so the right verdict is
@@ -12,6 +13,7 @@ short still covers every level. The batch runs once, as a worker runs it; beside
 eval_kernel_against_ref (5 correctness trials, 100 cuda_event trials) runs on the first --compare of the
 problems ours judged, each in its own process. With --budget-s the batch is stopped at two thirds of it
 (problems it did not reach are listed as "not run", never as failures) and the comparison ends with it.
+--timing-budget-ms is hardened timing's time budget (as a worker's EVALUATOR_TIMING_BUDGET_MS).
 Writes acceptance.json and acceptance.md in OUT_DIR after every stage.
 """
 
@@ -120,11 +122,11 @@ class GpuSampler(threading.Thread):
 
 
 def run_ours(
-    entries: list[dict], folder: Path, baselines: list[str], device: str, deadline_s: float | None
+    entries: list[dict], folder: Path, options: dict, device: str, deadline_s: float | None
 ) -> tuple[dict, float, GpuSampler]:
     from evaluator.manifest import batch_command, write_manifest
 
-    options = {"baselines": baselines, "run_timeout": 300}
+    options = {**options, "run_timeout": 300}
     manifest = write_manifest(folder / "manifest.json", device, "hardened", entries, **options)
     sampler = GpuSampler()
     sampler.start()
@@ -272,6 +274,7 @@ def main() -> int:
     parser.add_argument("--baselines", default="eager")
     parser.add_argument("--device", default="cuda", help="cpu: a smoke test of the bench on tiny problems")
     parser.add_argument("--budget-s", type=float, help="wall time for both sides (the batch gets 2/3)")
+    parser.add_argument("--timing-budget-ms", type=float, help="hardened timing's time budget per variant")
     args = parser.parse_args()
     ends = time.monotonic() + args.budget_s if args.budget_s else None
     found = problems(args.kernelbench)
@@ -279,7 +282,8 @@ def main() -> int:
     logger.info("%d problems: %s", len(chosen), " ".join(chosen))
     entries = write_kernels(found, chosen, args.out / "kernels")
     share = args.budget_s * 2 / 3 if args.budget_s else None
-    results, wall, sampler = run_ours(entries, args.out, args.baselines.split(","), args.device, share)
+    options = {"baselines": args.baselines.split(","), "timing_budget_ms": args.timing_budget_ms}
+    results, wall, sampler = run_ours(entries, args.out, options, args.device, share)
     missing = {"task": {"name": "?"}, "correct": False, "error": {"kind": NOT_RUN}, "flags": []}
     rows = [
         row_of(name, entry, results.get(entry["id"], missing), sizes)

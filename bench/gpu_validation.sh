@@ -77,14 +77,16 @@ acceptance() {
   log "acceptance: identity candidates over KernelBench's problems"
   timeout "${ACCEPTANCE_S:-480}" python3 bench/evaluator_acceptance.py .kb "$OUT/acceptance" \
     --per-level "${PER_LEVEL:-20}" --largest "${LARGEST:-8}" --kernelbench-src .kb --compare "${COMPARE:-30}" \
-    --budget-s "$(( ${ACCEPTANCE_S:-480} - 20 ))" ${ACCEPTANCE_PROBLEMS:+--problems "$ACCEPTANCE_PROBLEMS"}
+    --budget-s "$(( ${ACCEPTANCE_S:-480} - 20 ))" ${ACCEPTANCE_PROBLEMS:+--problems "$ACCEPTANCE_PROBLEMS"} \
+    ${ACCEPTANCE_BUDGET_MS:+--timing-budget-ms "$ACCEPTANCE_BUDGET_MS"}
   cat "$OUT/acceptance/acceptance.md" 2>/dev/null | tail -30
   log done
 }
 
-pipeline() {
-  log "pipeline: a KernelBench level-2 bundle through the site"
-  python3 bench/kernelbench_bundle.py .kb "$OUT/kb-bundle" --level 2 --problems "${BUNDLE_PROBLEMS:-1-10}"
+pipeline() {  # BUNDLE_LEVEL, BUNDLE_PROBLEMS; PIPELINE_BUDGET_MS: the worker's timing budget
+  log "pipeline: a KernelBench level-${BUNDLE_LEVEL:-2} bundle through the site"
+  python3 bench/kernelbench_bundle.py .kb "$OUT/kb-bundle" --level "${BUNDLE_LEVEL:-2}" --problems "${BUNDLE_PROBLEMS:-1-10}"
+  [ -z "${PIPELINE_BUDGET_MS:-}" ] || export EVALUATOR_TIMING_BUDGET_MS=$PIPELINE_BUDGET_MS
   GPU_CHECK_BUNDLE="$OUT/kb-bundle" GPU_CHECK_KERNELBENCH=.kb GPU_CHECK_DEADLINE_S=${GPU_CHECK_DEADLINE_S:-400} \
     OUT="$OUT/pipeline" bash bench/submissions_gpu_check.sh
   log done
