@@ -133,9 +133,11 @@ def run_ours(
     started = time.monotonic()
     command = batch_command(manifest, folder / "out", cache_dir=folder / "cache")
     with open(folder / "batch.log", "w") as log:
+        trace = {"EVALUATOR_TRACE": str(folder / "batch.trace")}  # every message, with the GPU peaks
         batch = subprocess.Popen(
-            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **trace},
+        )  # fmt: skip
         try:
             batch.wait(timeout=deadline_s)
         except subprocess.TimeoutExpired:

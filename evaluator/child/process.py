@@ -74,7 +74,15 @@ class Child:
             except Exception as error:  # noqa: BLE001 - reported; the harness decides what follows
                 reply = self.unexpected(error)
             if reply is not None:
-                self.emit(reply)
+                self.emit(self.traced(reply))
+
+    def traced(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """With tracing on (EVALUATOR_TRACE), the most GPU memory this process has reserved so far."""
+        if self.spec.get("trace_memory") and self.device == "cuda":
+            import torch
+
+            reply["gpu_peak_mib"] = torch.cuda.max_memory_reserved() >> 20
+        return reply
 
     def unexpected(self, error: BaseException) -> dict[str, Any]:
         """What an exception no handler expected means (the harness's own failure, by default)."""

@@ -180,6 +180,7 @@ class ChildProcess:
             rlimits["RLIMIT_NPROC"] = self.limits.max_tasks  # its own user: only its own tasks count
         procs = self.group.create() if self.group is not None else []
         spec = {**self.spec, "result_fd": result_write, "command_fd": command_read}
+        spec["trace_memory"] = trace.isEnabledFor(logging.DEBUG)  # each reply then carries the GPU peak
         spec.update({"slots_fd": self.slots_fd, "fds_fd": self.fds_fd})
         spec["workdir"] = str(self.scratch)
         spec["private_temp_dir"] = bool(self.tmpfs)
@@ -223,7 +224,8 @@ class ChildProcess:
         """The next message; raises Deadline or ChildGone."""
         message = self.reader.read(time.monotonic() + timeout)
         if trace.isEnabledFor(logging.DEBUG):
-            trace.debug("%s %s < %s", self.label, self.spec.get("role"), message.get("event"))
+            peak = f" gpu_peak_mib={message['gpu_peak_mib']}" if "gpu_peak_mib" in message else ""
+            trace.debug("%s %s < %s%s", self.label, self.spec.get("role"), message.get("event"), peak)
         return message
 
     def send(self, message: dict[str, Any]) -> None:

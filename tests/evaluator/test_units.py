@@ -438,3 +438,16 @@ def test_a_trial_s_inputs_go_into_the_previous_trial_s_tensors_where_their_layou
     assert placed[2] is previous[2]
     assert torch.equal(placed[2], values[2])
     assert placed[3] == 8
+
+
+def test_with_tracing_on_a_child_s_replies_on_a_gpu_carry_its_reserved_peak(monkeypatch):
+    from evaluator.child.process import Child
+
+    monkeypatch.setattr(torch.cuda, "max_memory_reserved", lambda: 3 << 30)
+    child = Child.__new__(Child)
+    child.spec, child.device = {"trace_memory": True}, "cuda"
+    assert child.traced({"event": "round"}) == {"event": "round", "gpu_peak_mib": 3072}
+    child.spec = {"trace_memory": False}
+    assert child.traced({"event": "round"}) == {"event": "round"}
+    child.spec, child.device = {"trace_memory": True}, "cpu"
+    assert child.traced({"event": "round"}) == {"event": "round"}
