@@ -35,6 +35,8 @@ def result_row(result: TaskResult) -> dict:
         "speedup_compile": result.speedup_compile,
         "flags": result.flags,
         "durations_s": result.raw.get("durations_s"),
+        "eager_ms": (result.raw.get("baseline_ms") or {}).get("eager"),
+        "resources": result.raw.get("resources"),  # bytes per call and each process's peaks
     }
 
 
