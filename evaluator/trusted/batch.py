@@ -7,9 +7,9 @@ tasks are warmed together at the first one's turn, before it is timed.
 
 Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
 process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is
-started while the current kernel runs (the first kernel's while its task is sized), so their interpreters
-are up when their turn comes; they touch the device only then. Each result is written atomically the
-moment it is known, so a killed batch resumes where it stopped.
+started while the current kernel runs (the first kernel's while the other candidates build, once its own
+build is done), so their interpreters are up when their turn comes; they touch the device only then. Each
+result is written atomically the moment it is known, so a killed batch resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from evaluator.policy import make_policy
 from evaluator.result import Result, writable, write_json_atomic
 from evaluator.sandbox.remembered import cache_root
 from evaluator.sandbox.report import sandbox_report
-from evaluator.trusted.builds import builds_to_do, harness_failure, precompile
+from evaluator.trusted.builds import build_done, builds_to_do, harness_failure, precompile
 from evaluator.trusted.compile_cache import CompileCache
 from evaluator.trusted.environment import collect, cuda_arch_list
 from evaluator.trusted.evaluate import Launch, evaluate_kernel
@@ -93,17 +93,20 @@ def by_task(jobs: list[KernelJob]) -> list[tuple[Path, list[KernelJob]]]:
 
 
 def evaluate_jobs(
-    jobs: list[KernelJob], settings: Settings, ready: dict[Path, TaskSession] | None = None
+    jobs: list[KernelJob],
+    settings: Settings,
+    ready: dict[Path, TaskSession] | None = None,
+    launches: dict[str, Launch] | None = None,
 ) -> Iterator[tuple[KernelJob, Result]]:
     """Each job's result, task by task, one reference process per task (started ahead when overlapped).
 
     `ready` holds sessions already sized and compiled (evaluator.trusted.warmup): a task found there takes
-    its session out and uses it. However it ends (SIGTERM unwinds it too), every child it started or took
-    is killed and every temp dir removed.
+    its session out and uses it; `launches` kernels' children already started, by job id. However it ends
+    (SIGTERM unwinds it too), every child it started or took is killed and every temp dir removed.
     """
     groups = by_task(jobs)
     sessions = take_ready(groups, {} if ready is None else ready)
-    launches: dict[str, Launch] = {}
+    launches = {} if launches is None else launches
     order = [(index, job) for index, (_, group) in enumerate(groups) for job in group]
     ahead = WarmAhead(settings) if warms_ahead(settings) else None
 
@@ -136,8 +139,7 @@ def evaluate_jobs(
             if position + 1 == len(order) or order[position + 1][0] != index:
                 sessions.pop(index).close()
     finally:
-        for launch in launches.values():
-            launch.close()
+        close_launches(launches)
         for session in sessions.values():
             session.close()
         if ahead is not None:
@@ -187,9 +189,42 @@ def prestart(
         if reference and index not in sessions:
             sessions[index] = TaskSession(groups[index][0], settings)
             sessions[index].start()
-        launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start()
+        if job.id not in launches:  # the first kernel's may have started during the builds
+            launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start()
     except Exception:  # noqa: BLE001 - the child is then started at its turn
         logger.exception("could not start the next child ahead of its turn")
+
+
+def close_launches(launches: dict[str, Launch]) -> None:
+    for launch in launches.values():
+        launch.close()
+    launches.clear()
+
+
+class FirstChild:
+    """The first kernel's child, booted while the other candidates build (the GPU idle, the CPUs busy):
+    at once when it has nothing to build, else as soon as its own build is saved in the cache."""
+
+    def __init__(self, pending: list[KernelJob], settings: Settings):
+        self.settings = settings
+        self.job = pending[0] if pending and settings.overlapped else None
+        self.launches: dict[str, Launch] = {}
+
+    def start_if_built(self, built: list[KernelJob] | None = None) -> None:
+        job = self.job
+        if job is None or job.id in self.launches:
+            return
+        if (job in built) if built is not None else build_done(job, self.settings):
+            try:
+                launch = Launch(job.kernel_path, job.task_path, job.source, self.settings)
+                self.launches[job.id] = launch.start()
+            except Exception:  # noqa: BLE001 - it is then started at its turn
+                logger.exception("could not start the first kernel's child during the builds")
+
+    def drop(self, failed: set[str]) -> None:
+        """A child whose kernel failed to build is not needed."""
+        if self.job is not None and self.job.id in failed and self.job.id in self.launches:
+            self.launches.pop(self.job.id).close()
 
 
 def evaluate_one(session: TaskSession, launch: Launch, job: KernelJob, settings: Settings) -> Result:
@@ -222,17 +257,22 @@ def run_batch(
     warm = warms_baselines(settings, builds_to_do(pending, settings))
     ahead = [path for path, _ in by_task(pending)] if warm and not compile_only else []
     warmup = BaselineWarmup(ahead, settings)
+    first = FirstChild([] if compile_only else pending, settings)
     try:
         with warmup:  # the GPU is idle while the candidates build
-            failed = precompile(pending, settings, workers or os.cpu_count() or 1, out_dir)
+            first.start_if_built()
+            jobs = workers or os.cpu_count() or 1
+            failed = precompile(pending, settings, jobs, out_dir, on_built=first.start_if_built)
         if compile_only:
             logger.info("compile only: %d build(s) failed", len(failed))
             return 1 if failed else 0
+        first.drop(failed)
         todo = [job for job in pending if job.id not in failed]
-        for job, result in evaluate_jobs(todo, settings, warmup.kept):
+        for job, result in evaluate_jobs(todo, settings, warmup.kept, first.launches):
             write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
             logger.info("%s: %s", job.id, result.summary())
     finally:
+        close_launches(first.launches)
         warmup.close_kept()
     missing = [job.id for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]
     return 1 if missing else 0

@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from evaluator.manifest import KernelJob
@@ -36,6 +37,11 @@ def jobs_by_source(jobs: list[KernelJob], settings: Settings) -> dict[str, list[
         if needs_build(job, settings):
             groups.setdefault(sha256_text(job.source), []).append(job)
     return groups
+
+
+def build_done(job: KernelJob, settings: Settings) -> bool:
+    """Whether this kernel can start its child now: nothing to build, or its source is in the cache."""
+    return not needs_build(job, settings) or settings.cache.is_built(sha256_text(job.source))
 
 
 def builds_to_do(jobs: list[KernelJob], settings: Settings) -> int:
@@ -110,11 +116,18 @@ def failed_build(
     return result
 
 
-def precompile(jobs: list[KernelJob], settings: Settings, workers: int, out_dir) -> set[str]:
+def precompile(
+    jobs: list[KernelJob],
+    settings: Settings,
+    workers: int,
+    out_dir,
+    on_built: Callable[[list[KernelJob]], None] | None = None,
+) -> set[str]:
     """Build all CUDA candidates in parallel, each source once; write failures at once; return failed ids.
 
     Kernels with the same source (a bundle's samples often repeat one) share one build: two builds of one
     source at a time would write the same cache folder. A failed build is the result of each of them.
+    on_built gets the kernels of each source built, in the calling thread, in the order of the jobs.
     """
     by_source = jobs_by_source(jobs, settings)
     failed: set[str] = set()
@@ -127,6 +140,8 @@ def precompile(jobs: list[KernelJob], settings: Settings, workers: int, out_dir)
             by_source.values(), pool.map(lambda job: compile_one(job, settings), leaders), strict=True
         ):
             if result is None:
+                if on_built is not None:
+                    on_built(group)
                 continue
             for job in group:
                 write_json_atomic(out_dir / f"{job.id}.json", for_job(result, job).to_dict())

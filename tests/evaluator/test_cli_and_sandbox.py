@@ -241,7 +241,7 @@ def test_batch_compile_only_builds_and_evaluates_nothing(tmp_path, monkeypatch, 
 
     built = []
 
-    def precompile(jobs, settings, workers, out_dir):
+    def precompile(jobs, settings, workers, out_dir, on_built=None):
         built.extend(job.id for job in jobs)
         return failed
 
@@ -259,6 +259,81 @@ def test_batch_compile_only_builds_and_evaluates_nothing(tmp_path, monkeypatch, 
     assert batch.run_batch(manifest, out, 1, tmp_path / "cache", compile_only=True) == exit_code
     assert built == ["cuda", "torch"]  # precompile picks the CUDA ones among them
     assert sorted(path.name for path in out.iterdir()) == ["environment.json"]
+
+
+class FakeLaunch:
+    """A kernel's child as the batch sees it: started, closed, evaluated."""
+
+    made: list = []
+
+    def __init__(self, kernel_path, task_path, source, settings):
+        self.kernel_path, self.started, self.closed = kernel_path, False, False
+        FakeLaunch.made.append(self)
+
+    def start(self):
+        self.started = True
+        return self
+
+    def close(self):
+        self.closed = True
+
+
+class FakeSession:
+    def __init__(self, task_path, settings):
+        self.task_path, self.opened, self.problem = task_path, False, None
+
+    def start(self):
+        pass
+
+    def open(self):
+        self.opened = True
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("first_fails", [False, True])
+def test_the_first_kernel_s_child_boots_once_its_build_is_done_while_the_others_build(
+    tmp_path, monkeypatch, first_fails
+):
+    from evaluator.trusted import batch
+
+    FakeLaunch.made = []
+    events, evaluated = [], []
+
+    def precompile(jobs, settings, workers, out_dir, on_built=None):
+        events.append(("before builds", len(FakeLaunch.made)))
+        if not first_fails:
+            on_built([jobs[0]])  # the first kernel's build is saved; the second still builds
+        events.append(("during builds", [launch.kernel_path.name for launch in FakeLaunch.made]))
+        if first_fails:
+            (out_dir / "first.json").write_text("{}")
+        return {"first"} if first_fails else set()
+
+    def evaluate_kernel(session, launch, settings):
+        evaluated.append((launch.kernel_path.name, launch.started, launch.closed))
+        launch.close()
+        return Result(mode="hardened", device="cpu", task={}, kernel={"path": str(launch.kernel_path)})
+
+    monkeypatch.setattr(batch, "precompile", precompile)
+    monkeypatch.setattr(batch, "build_done", lambda job, settings: False)  # both need a build
+    monkeypatch.setattr(batch, "evaluate_kernel", evaluate_kernel)
+    monkeypatch.setattr(batch, "Launch", FakeLaunch)
+    monkeypatch.setattr(batch, "TaskSession", FakeSession)
+    kernels = [
+        {"id": "first", "task_path": str(RELU), "kernel_path": str(KERNELS / "honest_cuda_relu.py")},
+        {"id": "second", "task_path": str(MATMUL), "kernel_path": str(KERNELS / "honest_torch_matmul.py")},
+    ]
+    assert batch.run_batch(write_manifest(tmp_path, kernels), tmp_path / "out", 1, tmp_path / "cache") == 0
+    assert events[0] == ("before builds", 0)
+    if first_fails:  # no child for a kernel that did not build; the second's starts at its turn
+        assert events[1] == ("during builds", [])
+        assert evaluated == [("honest_torch_matmul.py", True, False)]
+    else:  # booted during the builds, then evaluated: not started a second time
+        assert events[1] == ("during builds", ["honest_cuda_relu.py"])
+        assert evaluated == [("honest_cuda_relu.py", True, False), ("honest_torch_matmul.py", True, False)]
+        assert [launch.kernel_path.name for launch in FakeLaunch.made].count("honest_cuda_relu.py") == 1
+    assert all(launch.closed for launch in FakeLaunch.made)
 
 
 @pytest.mark.parametrize(
