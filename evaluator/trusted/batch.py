@@ -1,9 +1,10 @@
 """A manifest: build every CUDA candidate in parallel, then evaluate the kernels task by task.
 
 While the candidates build, the tasks' reference processes are sized and their torch.compile baselines
-compiled ahead of their turn (evaluator.trusted.warmup), and those that fit stay up to serve their task;
-nothing is timed until the builds, and with them that, are over. With no build to hide behind, the next
-tasks are warmed together at the first one's turn, before it is timed.
+compiled ahead of their turn (evaluator.trusted.warmup), and those that fit one batch-wide share of the
+GPU's and the host's memory stay up to serve their task; nothing is timed until the builds, and with them
+that, are over. With no build to hide behind, the next tasks are warmed together at the first one's turn,
+before it is timed.
 
 Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
 process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is
@@ -44,6 +45,7 @@ from evaluator.trusted.settings import Settings
 from evaluator.trusted.warmup import (
     AHEAD_TASKS,
     BaselineWarmup,
+    KeptLedger,
     WarmAhead,
     kept_bytes,
     warms_ahead,
@@ -97,18 +99,20 @@ def evaluate_jobs(
     settings: Settings,
     ready: dict[Path, TaskSession] | None = None,
     launches: dict[str, Launch] | None = None,
+    ledger: KeptLedger | None = None,
 ) -> Iterator[tuple[KernelJob, Result]]:
     """Each job's result, task by task, one reference process per task (started ahead when overlapped).
 
     `ready` holds sessions already sized and compiled (evaluator.trusted.warmup): a task found there takes
-    its session out and uses it; `launches` kernels' children already started, by job id. However it ends
-    (SIGTERM unwinds it too), every child it started or took is killed and every temp dir removed.
+    its session out and uses it; `launches` holds kernels' children already started, by job id; `ledger`
+    the memory the batch's idle kept sessions hold (every warm-up shares it). However it ends (SIGTERM
+    unwinds it too), every child it started or took is killed and every temp dir removed.
     """
     groups = by_task(jobs)
     sessions = take_ready(groups, {} if ready is None else ready)
     launches = {} if launches is None else launches
     order = [(index, job) for index, (_, group) in enumerate(groups) for job in group]
-    ahead = WarmAhead(settings) if warms_ahead(settings) else None
+    ahead = WarmAhead(settings, ledger) if warms_ahead(settings) else None
 
     def following(index: int) -> list[Path]:  # this task and the next ones, those with no session yet
         window = range(index, min(index + AHEAD_TASKS, len(groups)))
@@ -256,7 +260,8 @@ def run_batch(
     logger.info("%d of %d kernel(s) to evaluate", len(pending), len(manifest.kernels))
     warm = warms_baselines(settings, builds_to_do(pending, settings))
     ahead = [path for path, _ in by_task(pending)] if warm and not compile_only else []
-    warmup = BaselineWarmup(ahead, settings)
+    ledger = KeptLedger.for_batch(settings)  # one share for every warm-up of the batch
+    warmup = BaselineWarmup(ahead, settings, ledger=ledger)
     first = FirstChild([] if compile_only else pending, settings)
     try:
         with warmup:  # the GPU is idle while the candidates build
@@ -268,7 +273,7 @@ def run_batch(
             return 1 if failed else 0
         first.drop(failed)
         todo = [job for job in pending if job.id not in failed]
-        for job, result in evaluate_jobs(todo, settings, warmup.kept, first.launches):
+        for job, result in evaluate_jobs(todo, settings, warmup.kept, first.launches, ledger):
             write_json_atomic(out_dir / f"{job.id}.json", result.to_dict())
             logger.info("%s: %s", job.id, result.summary())
     finally:

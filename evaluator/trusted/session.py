@@ -87,6 +87,7 @@ class TaskSession:
         self.streams: int | None = None
         self.ready: dict[str, Any] = {}
         self.opened = False
+        self.closed = False
 
     # Life ------------------------------------------------------------------------------------------------
 
@@ -121,6 +122,7 @@ class TaskSession:
         return self
 
     def close(self) -> None:
+        self.closed = True
         if hasattr(self, "child"):
             self.child.send({"cmd": "stop"})
             self.child.__exit__(None, None, None)

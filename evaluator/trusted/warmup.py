@@ -2,11 +2,12 @@
 
 Builds keep the CPUs busy and leave the GPU idle, and nothing is timed then. Meanwhile each task (three at a
 time) gets its reference process, which sizes the problem and compiles its baseline into the worker's cache:
-the work a task's session would otherwise do at its turn. As many of these processes as fit a share of the
-GPU's memory stay alive, idle, and become their tasks' sessions at their turn (only the calibration is left
-to do there); the others stop, and their sessions later find the compiled graph and kernels in the cache.
-Evaluation never overlaps the warm-up: when the builds end, the tasks in progress are killed and the rest are
-left to compile at their turn, as before. A failure here costs nothing but the head start.
+the work a task's session would otherwise do at its turn. As many of these processes as fit the batch's
+share of the GPU's and the host's memory (one ledger for every warm-up of the batch) stay alive, idle, and
+become their tasks' sessions at their turn (only the calibration is left to do there); the others stop, and
+their sessions later find the compiled graph and kernels in the cache. Evaluation never overlaps the
+warm-up: when the builds end, the tasks in progress are killed and the rest are left to compile at their
+turn, as before. A failure here costs nothing but the head start.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class BaselineWarmup:
         parallel: int = PARALLEL,
         keep_bytes: int | None = None,
         keep_host_bytes: int | None = None,
+        ledger: KeptLedger | None = None,
     ):
         self.task_paths = task_paths
         self.settings = settings
@@ -60,9 +62,10 @@ class BaselineWarmup:
         self.done = [threading.Event() for _ in self.threads]
         self.released = threading.Event()
         self.holding: set[int] = set()  # the threads that wait for release
-        self.keep_bytes = kept_share(settings) if keep_bytes is None else keep_bytes
-        self.keep_host_bytes = host_share() if keep_host_bytes is None else keep_host_bytes
-        self.host_bytes: dict[Path, int] = {}  # each kept session's resident memory when it was kept
+        self.ledger = ledger or KeptLedger(
+            kept_share(settings) if keep_bytes is None else keep_bytes,
+            host_share() if keep_host_bytes is None else keep_host_bytes,
+        )
 
     def __enter__(self) -> BaselineWarmup:
         for thread in self.threads:
@@ -149,19 +152,15 @@ class BaselineWarmup:
         return kept
 
     def keep(self, path: Path, session: TaskSession) -> bool:
-        """Keep a sized, compiled session for its turn while the kept ones fit their share of the GPU's
-        memory and of the host's."""
+        """Keep a sized, compiled session for its turn while the batch's idle kept sessions fit their share
+        of the GPU's memory and of the host's (the ledger's)."""
         resident = int(session.memory().get("host_bytes") or 0)
         with self.lock:
             if self.stopping.is_set() or path in self.kept:
                 return False
-            held = sum(kept_bytes(other) for other in self.kept.values())
-            if held + kept_bytes(session) > self.keep_bytes:
-                return False
-            if sum(self.host_bytes.values()) + resident > self.keep_host_bytes:
+            if not self.ledger.admit(session, resident):
                 return False
             self.kept[path] = session
-            self.host_bytes[path] = resident
             self.current.discard(session)  # in the same breath: stop() interrupts only those in progress
             return True
 
@@ -176,6 +175,36 @@ class BaselineWarmup:
                 thread.join()
 
 
+class KeptLedger:
+    """The memory a batch's idle kept sessions hold (sized and compiled, waiting for their task's turn),
+    against one share of the GPU's and one of the host's, whichever warm-up kept them. A session leaves the
+    ledger when its turn opens it or it is closed."""
+
+    def __init__(self, gpu_bytes: int, host_bytes: int):
+        self.gpu_bytes, self.host_bytes = gpu_bytes, host_bytes
+        self.lock = threading.Lock()
+        self.entries: list[tuple[TaskSession, int, int]] = []  # session, GPU bytes, resident bytes
+
+    @classmethod
+    def for_batch(cls, settings: Settings) -> KeptLedger:
+        return cls(kept_share(settings), host_share())
+
+    def admit(self, session: TaskSession, resident: int) -> bool:
+        """Count the session in if it fits beside the idle ones; whether it did."""
+        with self.lock:
+            self.entries = [entry for entry in self.entries if idle(entry[0])]
+            gpu = sum(entry[1] for entry in self.entries) + kept_bytes(session)
+            host = sum(entry[2] for entry in self.entries) + resident
+            if gpu > self.gpu_bytes or host > self.host_bytes:
+                return False
+            self.entries.append((session, kept_bytes(session), resident))
+            return True
+
+
+def idle(session: TaskSession) -> bool:
+    return not session.opened and not session.closed
+
+
 class WarmAhead:
     """With no build to hide behind (a cached batch, the tasks the build-time warm-up did not reach): the
     next tasks' sessions sized and compiled together, several at once, before the first of them is timed.
@@ -183,8 +212,9 @@ class WarmAhead:
     Nothing is timed meanwhile: the compiles run side by side instead of one per task at its turn.
     """
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, ledger: KeptLedger | None = None):
         self.settings = settings
+        self.ledger = ledger or KeptLedger.for_batch(settings)
         self.warmups: list[BaselineWarmup] = []
         self.tried: set[Path] = set()
 
@@ -199,7 +229,7 @@ class WarmAhead:
             return {}
         todo = [path for path in paths if path not in self.tried]
         self.tried.update(todo)
-        warmup = BaselineWarmup(todo, self.settings, parallel=AHEAD_PARALLEL)
+        warmup = BaselineWarmup(todo, self.settings, parallel=AHEAD_PARALLEL, ledger=self.ledger)
         self.warmups.append(warmup)  # its threads hold the kept sessions' processes: closed at the end
         with warmup:
             warmup.wait()

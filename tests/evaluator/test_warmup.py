@@ -209,3 +209,37 @@ def test_a_task_that_needs_most_of_the_gpu_closes_the_kept_sessions(tmp_path):
     assert sorted(huge) == [0]
     assert all(session.closed for session in later)
     assert not huge[0].closed
+
+
+def idle_session(parameter_bytes: int):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        problem=SimpleNamespace(parameter_bytes=parameter_bytes), opened=False, closed=False
+    )
+
+
+def test_every_warm_up_of_a_batch_keeps_sessions_within_one_share():
+    context = warmup.CONTEXT_BYTES["cuda"]
+    ledger = warmup.KeptLedger(gpu_bytes=3 * context, host_bytes=1 << 40)
+    first, second, third = (idle_session(0) for _ in range(3))
+    assert ledger.admit(first, 0)
+    assert ledger.admit(second, 0)
+    assert not ledger.admit(idle_session(context), 0)  # a later warm-up's: over the share with the first two
+    assert ledger.admit(third, 0)
+    assert not ledger.admit(idle_session(0), 0)
+    first.opened = True  # its task's turn: no longer idle, its memory is the task's own
+    second.closed = True  # closed to make room
+    assert ledger.admit(idle_session(context), 0)
+    host = warmup.KeptLedger(gpu_bytes=1 << 40, host_bytes=10)
+    assert host.admit(idle_session(0), 6)
+    assert not host.admit(idle_session(0), 6)
+
+
+def test_the_warm_ups_ahead_share_the_batch_s_ledger(tmp_path):
+    settings = settings_for(tmp_path, ["eager"])
+    ledger = warmup.KeptLedger(gpu_bytes=0, host_bytes=0)
+    ahead = warmup.WarmAhead(settings, ledger)
+    assert ahead.sessions_for([RELU, GELU]) == {}  # nothing fits a share of nothing
+    assert [each.ledger for each in ahead.warmups] == [ledger]
+    ahead.close()
