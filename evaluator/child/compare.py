@@ -37,10 +37,7 @@ class Expectation:
     def __post_init__(self):
         self.flat = self.expected.reshape(-1)
         if self.expected.numel() and self.expected.is_floating_point():
-            self.abs_max = max(
-                finite_abs_max(self.flat[start : start + CHUNK])
-                for start in range(0, self.flat.numel(), CHUNK)
-            )
+            self.abs_max = max(finite_abs_max(chunk) for chunk in chunks_of(self.flat))
         self.input_flat = self.first_input.reshape(-1) if self.first_input is not None else None
 
     @property
@@ -59,6 +56,21 @@ class Expectation:
         if name == "input" and self.input_flat is not None:
             return self.input_flat[offset : offset + count].to(piece.dtype)
         return None
+
+
+def chunks_of(flat: torch.Tensor):
+    """Views of CHUNK elements of a flat tensor: whole-tensor checks with one chunk's temporaries."""
+    return (flat[start : start + CHUNK] for start in range(0, flat.numel(), CHUNK))
+
+
+def mean(flat: torch.Tensor) -> float:
+    """The mean in float64, summed chunk by chunk (a float64 copy of a whole output would double it)."""
+    total = sum(float(chunk.sum(dtype=torch.float64)) for chunk in chunks_of(flat))
+    return total / flat.numel() if flat.numel() else math.nan
+
+
+def all_finite(flat: torch.Tensor) -> bool:
+    return all(bool(torch.isfinite(chunk).all()) for chunk in chunks_of(flat))
 
 
 def finite_abs_max(values: torch.Tensor) -> float:

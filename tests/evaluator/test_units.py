@@ -451,3 +451,16 @@ def test_with_tracing_on_a_child_s_replies_on_a_gpu_carry_its_reserved_peak(monk
     assert child.traced({"event": "round"}) == {"event": "round"}
     child.spec, child.device = {"trace_memory": True}, "cpu"
     assert child.traced({"event": "round"}) == {"event": "round"}
+
+
+def test_the_reference_s_whole_output_checks_go_chunk_by_chunk(monkeypatch):
+    from evaluator.child import compare
+
+    monkeypatch.setattr(compare, "CHUNK", 1000)  # many chunks, and a last one that is short
+    values = torch.randn(12345, 7) * 3 + 0.25
+    flat = values.reshape(-1)
+    assert compare.mean(flat) == pytest.approx(float(values.double().mean()), rel=1e-12)
+    assert compare.all_finite(flat)
+    values[1700, 3] = float("inf")  # in a middle chunk
+    assert not compare.all_finite(flat)
+    assert math.isnan(compare.mean(torch.empty(0)))
