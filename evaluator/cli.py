@@ -62,7 +62,8 @@ def add_policy_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--timing-budget-ms",
         type=float,
-        help="hardened: cut the timed calls per variant to those that fill this many ms (at least 2 rounds)",
+        help="hardened: cut the timed calls per variant to those that fill this many ms (at least 2 rounds; "
+        "default 1000 on a GPU, 0 for none)",
     )
     command.add_argument("--timeout", type=float, default=600.0, help="seconds for correctness and timing")
     command.add_argument("--compile-timeout", type=float, default=900.0, help="seconds for import and build")

@@ -32,6 +32,10 @@ HIDDEN_FRACTION, HIDDEN_MIN_MS = 0.5, 25.0  # GPU: round time no claim explains,
 BASELINE_SLOWED = (1.25, 1.6, 0.005)
 # With a time budget, the timed calls per variant never fall below this many rounds (each side first once).
 MIN_ROUNDS_IN_BUDGET = 2
+# Hardened timing's budget per variant on a GPU unless one is given (0: none, 100 calls per variant).
+# Measured on an H100 (docs/gpu-validation.md): 36 identity candidates whose calls it cut (eager > 10 ms)
+# all came within 0.8 % of 1.0, and a cold 10-kernel bundle took 192 s instead of about 250 s.
+DEFAULT_TIMING_BUDGET_MS = {"cuda": 1000.0, "cpu": 0.0}
 # The shortest time one timed call can take (ms): the host clock's 1 ns; on a GPU, CUDA events' ~0.5 us.
 MIN_SAMPLE_MS = {"cpu": 1e-6, "cuda": 5e-4}
 
@@ -129,8 +133,9 @@ def timing_plan(
     mode: str, device: str, trials: int | None, warmup: int | None, budget_ms: float | None = None
 ) -> TimingPlan:
     """KernelBench's cuda_event loop in compatibility mode; interleaved rounds, fresh inputs when hardened
-    (their count cut to a time budget when one is given)."""
+    (their count cut to a time budget: the device's default unless one is given, 0 for none)."""
     on_gpu = device == "cuda"
+    budget_ms = DEFAULT_TIMING_BUDGET_MS[device] if budget_ms is None else budget_ms
     count = trials or (100 if on_gpu else 10)
     if mode == "kernelbench":
         return TimingPlan(

@@ -22,9 +22,17 @@ def test_the_rounds_fill_the_budget_between_two_rounds_and_all_of_them():
 
 
 def test_without_a_budget_every_round_runs():
-    plan = make_policy("hardened", "cuda").timing
+    plan = make_policy("hardened", "cuda", timing_budget_ms=0).timing
     assert plan.budget_ms == 0
     assert plan.rounds_within_budget(500.0) == plan.rounds == 5
+
+
+def test_on_a_gpu_the_budget_is_one_second_per_variant_unless_given_and_none_on_the_cpu():
+    assert make_policy("hardened", "cuda").timing.budget_ms == 1000
+    assert make_policy("hardened", "cuda", timing_budget_ms=250).timing.budget_ms == 250
+    assert make_policy("hardened", "cpu").timing.budget_ms == 0
+    assert make_policy("hardened", "cpu", timing_budget_ms=50).timing.budget_ms == 50
+    assert make_policy("kernelbench", "cuda").timing.budget_ms == 0
 
 
 def test_kernelbench_mode_keeps_its_fixed_count():
@@ -58,7 +66,7 @@ def test_a_gpu_result_s_timing_note_names_the_budget():
     budgeted = timing_note(make_policy("hardened", "cuda", timing_budget_ms=1000))
     assert "as many as fill 1000 ms per variant" in budgeted
     assert "at least 40, at most 100" in budgeted
-    assert "as many as fill" not in timing_note(make_policy("hardened", "cuda"))
+    assert "as many as fill" not in timing_note(make_policy("hardened", "cuda", timing_budget_ms=0))
 
 
 def test_a_malformed_one_pass_threshold_stops_the_batch_with_its_name(tmp_path, monkeypatch):
