@@ -149,11 +149,13 @@ class Candidate(Child):
             started = time.monotonic()
             self.load_candidate()
             return {"event": "imported", "seconds": time.monotonic() - started}
+        started = time.monotonic()
         if self.device == "cuda":
             torch.ones(1, device="cuda").add_(1)
             if message.get("one_pass"):  # Triton loaded and the kernel compiled before the snapshot
                 prepare_one_pass(self.device)
             torch.cuda.synchronize()
+        setup_seconds = time.monotonic() - started
         self.reference = None
         if not self.plan.interleaved:  # KernelBench runs the task's Model first in the kernel's process
             arguments = inputs.init_inputs(self.get_init_inputs, self.device)
@@ -177,6 +179,7 @@ class Candidate(Child):
             "pinned": bool(self.slots and self.slots.pinned),
             "integrity": self.snapshot.full(operators=False),
             "snapshot_seconds": self.snapshot.full_seconds,
+            "setup_seconds": setup_seconds,  # the device's context and the one-pass kernel
         }
 
     def load_candidate(self) -> type:

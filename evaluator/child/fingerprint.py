@@ -15,9 +15,11 @@ reductions per chunk. Comparing them is evaluator.checks (pure Python).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import logging
 import math
+import os
 from typing import Any
 
 import torch
@@ -33,8 +35,12 @@ ONE_PASS_ELEMENTS = 1 << 20  # smaller chunks keep the torch path: a handful of 
 _one_pass: Any = None  # evaluator.child.fingerprint_gpu, once prepare_one_pass() has run
 
 
-def prepare_one_pass(device: str) -> bool:
-    """Import and compile the one-pass kernel now, before candidate code runs; False where it cannot."""
+def prepare_one_pass(device: str, cache_dir: str | None = None) -> bool:
+    """Import and compile the one-pass kernel now, before candidate code runs; False where it cannot.
+
+    With cache_dir (the reference process's, a folder of the worker's cache no candidate can reach) Triton
+    compiles it there, so the harness can give candidates' processes a copy and spare them the compile.
+    """
     global _one_pass
     if device != "cuda" or _one_pass is not None:
         return _one_pass is not None
@@ -44,11 +50,29 @@ def prepare_one_pass(device: str) -> bool:
         return False
     _one_pass = fingerprint_gpu
     try:
-        fingerprint(torch.zeros(ONE_PASS_ELEMENTS, device="cuda"), 0)  # compiled now, not in a timed round
+        with triton_cache(cache_dir):
+            fingerprint(torch.zeros(ONE_PASS_ELEMENTS, device="cuda"), 0)  # compiled now, not when timed
     except Exception:  # noqa: BLE001 - a kernel Triton cannot build here: the torch path, as in the other child
         logger.exception("the one-pass fingerprint kernel does not run here; torch reductions instead")
         _one_pass = None
     return _one_pass is not None
+
+
+@contextlib.contextmanager
+def triton_cache(folder: str | None):
+    """Triton's compile cache in folder for what runs inside (TRITON_CACHE_DIR is read at each compile)."""
+    if not folder:
+        yield
+        return
+    before = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = before
 
 
 def one_pass(chunk: torch.Tensor) -> bool:

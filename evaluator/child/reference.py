@@ -10,6 +10,7 @@ its torch.compile cache is the worker's own and persists across batches.
 from __future__ import annotations
 
 import importlib
+import os
 import time
 from typing import Any
 
@@ -22,6 +23,7 @@ from evaluator.child.failures import TaskFailure
 from evaluator.child.fingerprint import fingerprint, prepare_one_pass
 from evaluator.child.process import Child, load_module
 from evaluator.policy import TASK_MODULE, TimingPlan
+from evaluator.sandbox.isolation import ONE_PASS_CACHE_VARIABLE
 
 
 class Reference(Child):
@@ -89,7 +91,9 @@ class Reference(Child):
         scratch = forward_scratch_bytes(self.device, base, size)
         one_pass = one_pass_pays(
             inputs.tensor_bytes(values), size, message.get("one_pass_bytes", ONE_PASS_BYTES)
-        ) and prepare_one_pass(self.device)  # reported: the candidate's process does the same at its import
+        ) and prepare_one_pass(  # reported: the candidate's process does the same at its import
+            self.device, os.environ.get(ONE_PASS_CACHE_VARIABLE)
+        )
         printed, numel = fingerprint(first, 1), first.numel()
         del first  # one output at a time: the second call is compared by fingerprint
         timing.synchronize(self.device)

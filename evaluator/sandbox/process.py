@@ -89,6 +89,7 @@ class Share:
     mount: str
     variables: dict[str, str]  # environment variable -> path under the share it points to ("" for itself)
     direct: bool = False
+    copy_only: bool = False  # never the folder itself: left out where there is no new root to copy into
 
 
 @dataclass
@@ -115,6 +116,7 @@ class ChildProcess:
             self.workdir, self.limits.temp_dir_bytes
         )
         binds, self.copies = [], []
+        self.shares = [share for share in self.shares if self.layers.new_root or not share.copy_only]
         for index, share in enumerate(self.shares):
             if share.direct or not self.layers.new_root:
                 binds.append(isolation.Bind(share.source, share.mount))

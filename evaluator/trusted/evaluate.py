@@ -165,6 +165,7 @@ class Evaluation:
         )
         self.result.compiled = True
         self.result.durations_s["compile"] = time.monotonic() - stage
+        self.result.durations_s["import_setup"] = float(imported.get("setup_seconds") or 0.0)
         flags.apply_integrity_flags(self.result, imported.get("integrity", {}))
         self.session.attach(self.launch.slots)
         trials = self.correctness(kernel)

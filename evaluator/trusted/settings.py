@@ -122,6 +122,8 @@ def candidate_child(
     if settings.cache is not None:
         folder = settings.cache.prepare(kernel_sha)
         shares.append(Share(folder, isolation.EXTENSIONS_MOUNT, {"TORCH_EXTENSIONS_DIR": ""}))
+        if role == "candidate":
+            shares += one_pass_cache_copy(settings)
     spec = common_spec(settings, role, Path())
     spec["preimport"] = preimports(source) if role == "candidate" else []
     if slots is not None:
@@ -136,12 +138,26 @@ def candidate_child(
     )
 
 
+def one_pass_cache_copy(settings: Settings) -> list[Share]:
+    """A copy of the one-pass kernel as the reference processes compiled it (their folder, where no
+    candidate can write), as the candidate's Triton cache: its process loads the kernel instead of
+    compiling it (about a second) at its import. Only with a new root, where the child gets a copy."""
+    folder = settings.cache.baseline_dir() / isolation.ONE_PASS_FOLDER
+    if not folder.is_dir() or not isolation.cache_is_private(isolation.detect(settings.python)):
+        return []
+    return [Share(folder, isolation.ONE_PASS_MOUNT, {"TRITON_CACHE_DIR": ""}, copy_only=True)]
+
+
 def reference_child(settings: Settings, fds_fd: int) -> ChildProcess:
     """The reference process of a task: the worker's torch.compile cache where no candidate can see it."""
     shares = []
     layers = isolation.detect(settings.python)
     if settings.cache is not None and isolation.cache_is_private(layers):
-        variables = {"TORCHINDUCTOR_CACHE_DIR": "", "TRITON_CACHE_DIR": "triton"}
+        variables = {
+            "TORCHINDUCTOR_CACHE_DIR": "",
+            "TRITON_CACHE_DIR": "triton",
+            isolation.ONE_PASS_CACHE_VARIABLE: isolation.ONE_PASS_FOLDER,
+        }
         shares.append(Share(settings.cache.baseline_dir(), isolation.INDUCTOR_MOUNT, variables, direct=True))
     spec = common_spec(settings, "reference", Path())
     return ChildProcess(
