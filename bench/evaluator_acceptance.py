@@ -156,15 +156,21 @@ def run_ours(
     return results, wall, sampler
 
 
-def row_of(name: str, entry: dict, result: dict, sizes: dict) -> dict:
-    error = result.get("error") or {}
-    peaks = (result.get("resources") or {}).get("peak") or {}
+def memory(resources: dict) -> tuple[int, int, int]:
+    """A result's peak GPU (reserved) and host bytes, both processes summed, and the bound on the GPU's:
+    each process one input set, one output, the weights and the forward's intermediates, plus 2 GiB."""
+    peaks = resources.get("peak") or {}
     gpu = sum(part.get("gpu_reserved_bytes", 0) for part in peaks.values())
     host = sum(part.get("host_bytes", 0) for part in peaks.values())
+    held = sum(resources.get(key) or 0 for key in ("input_bytes", "output_bytes", "parameter_bytes"))
+    return gpu, host, 2 * (held + (resources.get("scratch_bytes") or 0)) + 2 * GiB
+
+
+def row_of(name: str, entry: dict, result: dict, sizes: dict) -> dict:
+    error = result.get("error") or {}
     eager = (result.get("baseline_ms") or {}).get("eager") or {}
     resources = result.get("resources") or {}
-    held = sum(resources.get(key) or 0 for key in ("input_bytes", "output_bytes", "parameter_bytes"))
-    bound = 2 * (held + (resources.get("scratch_bytes") or 0)) + 2 * GiB  # both processes, + 2 GiB
+    gpu, host, bound = memory(resources)
     return {
         "problem": name,
         "task_path": entry["task_path"],

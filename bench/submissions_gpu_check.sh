@@ -67,4 +67,5 @@ timeout "$DEADLINE_S" python3 manage.py submit "$bundle" --method "H200 pipeline
 log "upload to last result: $(( $(date +%s) - start )) s"
 
 python3 bench/submissions_gpu_report.py "$OUT" 2>&1 | tee -a "$OUT/summary.txt"
+python3 bench/pipeline_acceptance.py "$OUT/gpu_check.json" "$OUT/acceptance.md" >/dev/null 2>&1 || true
 cat "$EVALUATOR_WORK_DIR"/run-*/harness.log > "$OUT/harness.log" 2>/dev/null || true

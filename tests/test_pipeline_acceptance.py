@@ -1,0 +1,57 @@
+"""bench/pipeline_acceptance.py: a bundle's per-task verdicts, speedups and memory against the bound."""
+
+import json
+
+from bench import pipeline_acceptance
+
+GiB = 1 << 30
+
+
+def result(name, correct=True, speedup=1.0, gpu_gib=(1.0, 1.0), output_gib=1.0):
+    return {
+        "name": name,
+        "correct": correct,
+        "error": None if correct else "wrong_values",
+        "flags": [{"code": "pytorch_only", "severity": "info"}],
+        "speedup_eager": speedup if correct else None,
+        "eager_ms": {"median": 2.0},
+        "durations_s": {"total": 5.0},
+        "resources": {
+            "input_bytes": GiB,
+            "output_bytes": int(output_gib * GiB),
+            "parameter_bytes": 0,
+            "scratch_bytes": 0,
+            "peak": {
+                "kernel": {"gpu_reserved_bytes": int(gpu_gib[0] * GiB), "host_bytes": GiB},
+                "reference": {"gpu_reserved_bytes": int(gpu_gib[1] * GiB), "host_bytes": GiB},
+            },
+        },
+    }
+
+
+def test_the_table_lists_every_task_and_the_summary_counts_verdicts_speedups_and_the_bound(tmp_path):
+    report = [
+        {
+            "submission": 1,
+            "level": 2,
+            "results": [
+                result("10_Wide", gpu_gib=(3.0, 3.5)),  # bound: 2 × (1 + 1) + 2 = 6 GiB
+                result("2_Fast", speedup=1.005),
+                result("3_Off", speedup=0.95),
+                result("4_Wrong", correct=False),
+            ],
+        }
+    ]
+    source, target = tmp_path / "gpu_check.json", tmp_path / "acceptance.md"
+    source.write_text(json.dumps(report))
+    assert pipeline_acceptance.main(source, target) == 0
+    text = target.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "task" not in line]
+    assert [row.split(" | ")[0] for row in rows] == ["| 2_Fast", "| 3_Off", "| 4_Wrong", "| 10_Wide"]
+    facts = json.loads(text.split("```")[1])
+    assert facts["tasks"] == 4
+    assert facts["correct"] == 3
+    assert facts["eager_speedup_within_3pct"] == 2
+    assert facts["eager_speedup_within_1pct"] == 2
+    assert facts["gpu_peak_over_bound"] == ["10_Wide"]
+    assert "wrong_values" in rows[2]
