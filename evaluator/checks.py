@@ -13,6 +13,9 @@ SUMMARY = 5  # sum, |x| sum, L2 norm, non-finite count, projection
 # by the one-pass kernel (evaluator.child.fingerprint_gpu), worth compiling once per process from here up;
 # the harness tells the reference (EVALUATOR_ONE_PASS_MIB overrides it), which reports whether it did.
 ONE_PASS_BYTES = 256 << 20
+# The reference process's path to the folder of its cache where it compiles that kernel (a copy of which
+# candidates' processes get: evaluator.trusted.settings.one_pass_cache_copy).
+ONE_PASS_CACHE_VARIABLE = "EVALUATOR_ONE_PASS_CACHE"
 
 
 def one_pass_pays(input_bytes: int, output_bytes: int, threshold: int = ONE_PASS_BYTES) -> bool:

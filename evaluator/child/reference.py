@@ -16,14 +16,13 @@ from typing import Any
 
 import torch
 
-from evaluator.checks import ONE_PASS_BYTES, matches, one_pass_pays
+from evaluator.checks import ONE_PASS_BYTES, ONE_PASS_CACHE_VARIABLE, matches, one_pass_pays
 from evaluator.child import compare, inputs, integrity, timing
 from evaluator.child.channel import Slots, receive_slots
 from evaluator.child.failures import TaskFailure
 from evaluator.child.fingerprint import fingerprint, prepare_one_pass
 from evaluator.child.process import Child, load_module
 from evaluator.policy import TASK_MODULE, TimingPlan
-from evaluator.sandbox.isolation import ONE_PASS_CACHE_VARIABLE
 
 
 class Reference(Child):

@@ -41,7 +41,6 @@ EXTENSIONS_MOUNT = "/tmp/kb-extensions"
 INDUCTOR_MOUNT = "/tmp/kb-inductor"
 ONE_PASS_MOUNT = "/tmp/kb-one-pass"  # a copy of the one-pass kernel's Triton cache, in a candidate's process
 ONE_PASS_FOLDER = "one-pass-triton"  # under the reference processes' cache: where they compile that kernel
-ONE_PASS_CACHE_VARIABLE = "EVALUATOR_ONE_PASS_CACHE"  # the reference's path to it
 SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sys")
 DEVICE_NODES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps")

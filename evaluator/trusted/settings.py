@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.checks import ONE_PASS_BYTES
+from evaluator.checks import ONE_PASS_BYTES, ONE_PASS_CACHE_VARIABLE
 from evaluator.policy import Policy
 from evaluator.sandbox import isolation
 from evaluator.sandbox.limits import Limits, default_limits
@@ -156,7 +156,7 @@ def reference_child(settings: Settings, fds_fd: int) -> ChildProcess:
         variables = {
             "TORCHINDUCTOR_CACHE_DIR": "",
             "TRITON_CACHE_DIR": "triton",
-            isolation.ONE_PASS_CACHE_VARIABLE: isolation.ONE_PASS_FOLDER,
+            ONE_PASS_CACHE_VARIABLE: isolation.ONE_PASS_FOLDER,
         }
         shares.append(Share(settings.cache.baseline_dir(), isolation.INDUCTOR_MOUNT, variables, direct=True))
     spec = common_spec(settings, "reference", Path())

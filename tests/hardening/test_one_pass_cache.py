@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from evaluator.checks import ONE_PASS_CACHE_VARIABLE
 from evaluator.child.fingerprint import triton_cache
 from evaluator.policy import make_policy
 from evaluator.sandbox import isolation
@@ -83,4 +84,4 @@ def test_the_reference_process_compiles_it_into_that_folder_of_its_own_cache(com
     (share,) = child.shares
     assert share.source == compiled.baseline_dir()
     assert share.direct
-    assert share.variables[isolation.ONE_PASS_CACHE_VARIABLE] == isolation.ONE_PASS_FOLDER
+    assert share.variables[ONE_PASS_CACHE_VARIABLE] == isolation.ONE_PASS_FOLDER
