@@ -47,7 +47,7 @@ WATCHED_MODULE_PREFIXES = ("torch", "triton", "evaluator.child", "time", "math")
 WATCHED_CLASS_MODULES = ("torch", "triton")  # classes whose attributes are watched one by one
 HARNESS_MODULES = "evaluator.child"  # whose every global is watched, not only their functions
 DESCRIPTORS = (staticmethod, classmethod, property)
-CLASS_MARK = "class:"  # identities of class attributes carry it, so additions to classes can be told apart
+MISSING = object()
 
 
 _DisableTorchFunction = torch._C.DisableTorchFunction
@@ -156,47 +156,96 @@ def watched_modules() -> list[tuple[str, types.ModuleType]]:
     return found
 
 
-def callable_identities(keep: list[Any]) -> dict[str, int]:
-    """id() of every callable in the watched modules and of every attribute of the classes they define; in
-    the harness's own child modules, of every global (a rebound module, constant or switch changes what the
-    harness's code runs, as a replaced function does)."""
-    identities = {}
+@dataclass
+class Watched:
+    """One watched module as the snapshot found it: the ids of the globals watched (every global of the
+    harness's own child modules, the callables elsewhere) and, for each class of torch or Triton it binds,
+    the ids of all the class's members (a member that becomes callable counts as much as a replaced one)."""
+
+    ids: dict[str, int]
+    classes: dict[str, dict[str, int]]
+
+
+def watched_globals(module: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """The globals of a watched module that are watched, as they are now."""
+    if module.startswith(HARNESS_MODULES):  # every global: a rebound module, constant or switch counts
+        return {name: value for name, value in namespace.items() if not name.startswith("__")}
+    return {
+        name: value
+        for name, value in namespace.items()
+        if callable(value) and not isinstance(value, types.ModuleType)
+    }
+
+
+def watched_class(value: Any) -> bool:
+    return isinstance(value, type) and str(getattr(value, "__module__", "")).startswith(WATCHED_CLASS_MODULES)
+
+
+def watched_member(member: Any) -> bool:
+    return callable(member) or isinstance(member, DESCRIPTORS)
+
+
+def record_modules(keep: list[Any]) -> dict[str, Watched]:
+    """Every watched module's watched globals and classes, by module name (their objects kept alive, so
+    their ids stay unique)."""
+    record = {}
     for name, module in watched_modules():
+        try:
+            namespace = dict(vars(module))
+        except TypeError:
+            continue
+        found = watched_globals(name, namespace)
+        keep.extend(found.values())
+        classes = {}
+        for attribute, value in found.items():
+            if watched_class(value):
+                members = dict(vars(value))
+                keep.extend(members.values())
+                classes[attribute] = {key: id(member) for key, member in members.items()}
+        record[name] = Watched({key: id(value) for key, value in found.items()}, classes)
+    return record
+
+
+def replaced_since(record: dict[str, Watched]) -> set[str]:
+    """Names whose object changed since the record (a name gone, or no longer watched, does not count);
+    for the classes, also members added since (they shadow a base's), but those torch.compile sets."""
+    replaced = set()
+    for name, watched in record.items():
+        module = sys.modules.get(name)
         try:
             namespace = vars(module)
         except TypeError:
             continue
-        every_global = name.startswith(HARNESS_MODULES)
-        for attribute, value in list(namespace.items()):
-            if every_global and attribute.startswith("__"):
-                continue
-            if not every_global and (not callable(value) or isinstance(value, types.ModuleType)):
-                continue
-            identities[f"{name}.{attribute}"] = id(value)
-            keep.append(value)
-            if isinstance(value, type) and str(getattr(value, "__module__", "")).startswith(
-                WATCHED_CLASS_MODULES
-            ):
-                for key, member in list(vars(value).items()):
-                    if callable(member) or isinstance(member, DESCRIPTORS):  # not counters or caches
-                        identities[f"{CLASS_MARK}{name}.{attribute}.{key}"] = id(member)
-                        keep.append(member)
-    return identities
+        for attribute, ident in watched.ids.items():
+            value = namespace.get(attribute, MISSING)
+            if value is not MISSING and id(value) != ident and still_watched(name, value):
+                replaced.add(f"{name}.{attribute}")
+        for attribute, ids in watched.classes.items():
+            klass = namespace.get(attribute)
+            if watched_class(klass):
+                replaced |= {f"{name}.{attribute}.{key}" for key in class_changes(klass, ids)}
+    return replaced
 
 
-def replaced_names(before: dict[str, int], now: dict[str, int]) -> set[str]:
-    """Names whose object changed; for classes, also attributes added since (they shadow a base's)."""
-    changed = {name for name, ident in before.items() if now.get(name, ident) != ident}
-    added = {name for name in set(now) - set(before) if name.startswith(CLASS_MARK)}
-    added = {
-        name for name in added if name.rsplit(".", 1)[-1] not in COMPILE_SETS and class_known(name, before)
+def still_watched(module: str, value: Any) -> bool:
+    return module.startswith(HARNESS_MODULES) or (callable(value) and not isinstance(value, types.ModuleType))
+
+
+def class_changes(klass: type, ids: dict[str, int]) -> set[str]:
+    """A class's callable members that replaced another object since, and those added since."""
+    members = vars(klass)
+    changed = {
+        key
+        for key, ident in ids.items()
+        if key in members and id(members[key]) != ident and watched_member(members[key])
     }
-    return {name.removeprefix(CLASS_MARK) for name in changed | added}
-
-
-def class_known(name: str, before: dict[str, int]) -> bool:
-    """Whether the class an attribute belongs to was watched before (classes loaded since are new)."""
-    return name.removeprefix(CLASS_MARK).rsplit(".", 1)[0] in before
+    if members.keys() != ids.keys():  # only then look for members added
+        changed |= {
+            key
+            for key in members.keys() - ids.keys()
+            if key not in COMPILE_SETS and watched_member(members[key])
+        }
+    return changed
 
 
 def task_identities(task: Namespaces, keep: list[Any]) -> dict[str, int]:
@@ -244,7 +293,7 @@ class Snapshot:
     precision: dict[str, Any]
     hooks: dict[str, Any]
     threads_settings: dict[str, Any]
-    identities: dict[str, int]
+    modules: dict[str, Watched]
     tasks: dict[str, int]
     operators: dict[str, str]
     threads: set[int]
@@ -262,7 +311,7 @@ class Snapshot:
             precision=precision_state(),
             hooks=hook_state(),
             threads_settings=thread_settings(),
-            identities=callable_identities(keep),
+            modules=record_modules(keep),
             tasks=task_identities(task, keep),
             operators=dispatch_tables(),
             threads={t.ident for t in threading.enumerate()},
@@ -298,7 +347,7 @@ class Snapshot:
         """Everything (after the import, each stage and each timing round); operators: the slow part."""
         report = self.quick()
         keep: list[Any] = []
-        replaced = replaced_names(self.identities, callable_identities(keep))
+        replaced = replaced_since(self.modules)
         tasks = task_identities(self.task, keep)
         replaced |= {name for name, ident in self.tasks.items() if tasks.get(name) != ident}
         replaced |= set(tasks) - set(self.tasks)

@@ -105,6 +105,12 @@ def test_running_the_task_changes_nothing_watched(task):
     assert report["precision_changed"] == []
 
 
+def fake_functional() -> types.ModuleType:
+    fake = types.ModuleType("torch.nn.functional")
+    fake.relu = lambda x, inplace=False: x
+    return fake
+
+
 @pytest.mark.parametrize(
     ("patch", "name"),
     [
@@ -121,6 +127,14 @@ def test_running_the_task_changes_nothing_watched(task):
         (lambda task, mp: mp.setattr(fingerprint, "_one_pass", timing), "fingerprint._one_pass"),
         (lambda task, mp: mp.setattr(timing, "torch", sys), "evaluator.child.timing.torch"),
         (lambda task, mp: mp.setattr(fingerprint, "SAMPLE_POINTS", 0), "fingerprint.SAMPLE_POINTS"),
+        # a member added to a torch class, and a class's plain attribute turned into a function
+        (lambda task, mp: mp.setattr(torch.nn.Linear, "extra", print, raising=False), "Linear.extra"),
+        (lambda task, mp: mp.setattr(torch.nn.Module, "dump_patches", print), "Module.dump_patches"),
+        # a watched module swapped in sys.modules for one with other functions under the same names
+        (
+            lambda task, mp: mp.setitem(sys.modules, "torch.nn.functional", fake_functional()),
+            "functional.relu",
+        ),
     ],
 )
 def test_a_replaced_callable_of_torch_the_harness_or_the_task_is_seen(task, monkeypatch, patch, name):
@@ -128,6 +142,15 @@ def test_a_replaced_callable_of_torch_the_harness_or_the_task_is_seen(task, monk
     patch(task, monkeypatch)
     replaced = snapshot.full(operators=False)["functions_replaced"]
     assert any(entry.endswith(name) for entry in replaced), replaced
+
+
+def test_what_changes_without_a_callable_taking_a_watched_place_is_not_a_replacement(task, monkeypatch):
+    snapshot, _ = watched(task)
+    monkeypatch.setattr(torch.nn.Module, "dump_patches", True)  # a plain attribute, another plain value
+    monkeypatch.setattr(torch.nn.Linear, "__setattr__", print, raising=False)  # what torch.compile sets
+    monkeypatch.delattr(torch.nn.functional, "relu")  # gone: the module's own code fails, nothing runs
+    monkeypatch.setattr(sys.modules["math"], "pi", 3.0)  # not callable, outside the harness's modules
+    assert snapshot.full(operators=False)["functions_replaced"] == []
 
 
 def test_global_hooks_modes_and_tracing_left_behind_are_seen(task):
