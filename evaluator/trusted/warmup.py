@@ -38,8 +38,6 @@ class BaselineWarmup:
         task_paths: list[Path],
         settings: Settings,
         parallel: int = PARALLEL,
-        keep_bytes: int | None = None,
-        keep_host_bytes: int | None = None,
         ledger: KeptLedger | None = None,
     ):
         self.task_paths = task_paths
@@ -62,10 +60,7 @@ class BaselineWarmup:
         self.done = [threading.Event() for _ in self.threads]
         self.released = threading.Event()
         self.holding: set[int] = set()  # the threads that wait for release
-        self.ledger = ledger or KeptLedger(
-            kept_share(settings) if keep_bytes is None else keep_bytes,
-            host_share() if keep_host_bytes is None else keep_host_bytes,
-        )
+        self.ledger = ledger or KeptLedger.for_batch(settings)
 
     def __enter__(self) -> BaselineWarmup:
         for thread in self.threads:
@@ -246,7 +241,7 @@ def kept_bytes(session: TaskSession) -> int:
 
 
 def host_share() -> int:
-    """The host memory the kept sessions of one warm-up may hold: a quarter of the machine's."""
+    """The host memory a batch's idle kept sessions may hold: a quarter of the machine's."""
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // KEPT_HOST_SHARE
     except (OSError, ValueError):
@@ -254,7 +249,7 @@ def host_share() -> int:
 
 
 def kept_share(settings: Settings) -> int:
-    """The GPU memory the kept sessions of one warm-up may hold (none off a GPU)."""
+    """The GPU memory a batch's idle kept sessions may hold (none off a GPU)."""
     gpu = settings.environment.get("gpu") or {}
     return int(gpu.get("memory_bytes") or 0) // KEPT_SHARE
 

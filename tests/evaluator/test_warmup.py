@@ -35,7 +35,8 @@ def test_each_task_is_compiled_ahead_into_the_baseline_cache(tmp_path):
 def warmed(tmp_path: Path, keep_bytes: int, keep_host_bytes: int | None = None) -> warmup.BaselineWarmup:
     settings = settings_for(tmp_path, ["eager", "compile"])
     paths = [RELU.resolve(), GELU.resolve()]
-    ahead = warmup.BaselineWarmup(paths, settings, keep_bytes=keep_bytes, keep_host_bytes=keep_host_bytes)
+    host_bytes = warmup.host_share() if keep_host_bytes is None else keep_host_bytes
+    ahead = warmup.BaselineWarmup(paths, settings, ledger=warmup.KeptLedger(keep_bytes, host_bytes))
     with ahead:
         assert ahead.wait(timeout=300)
     return ahead
