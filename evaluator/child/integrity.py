@@ -166,15 +166,12 @@ class Watched:
     classes: dict[str, dict[str, int]]
 
 
-def watched_globals(module: str, namespace: dict[str, Any]) -> dict[str, Any]:
-    """The globals of a watched module that are watched, as they are now."""
-    if module.startswith(HARNESS_MODULES):  # every global: a rebound module, constant or switch counts
-        return {name: value for name, value in namespace.items() if not name.startswith("__")}
-    return {
-        name: value
-        for name, value in namespace.items()
-        if callable(value) and not isinstance(value, types.ModuleType)
-    }
+def watched_global(module: str, name: str, value: Any) -> bool:
+    """Whether a global of a watched module is watched: in the harness's own child modules every one (a
+    rebound module, constant or switch counts), elsewhere the callables that are not modules."""
+    if module.startswith(HARNESS_MODULES):
+        return not name.startswith("__")
+    return callable(value) and not isinstance(value, types.ModuleType)
 
 
 def watched_class(value: Any) -> bool:
@@ -194,7 +191,7 @@ def record_modules(keep: list[Any]) -> dict[str, Watched]:
             namespace = dict(vars(module))
         except TypeError:
             continue
-        found = watched_globals(name, namespace)
+        found = {key: value for key, value in namespace.items() if watched_global(name, key, value)}
         keep.extend(found.values())
         classes = {}
         for attribute, value in found.items():
@@ -218,17 +215,13 @@ def replaced_since(record: dict[str, Watched]) -> set[str]:
             continue
         for attribute, ident in watched.ids.items():
             value = namespace.get(attribute, MISSING)
-            if value is not MISSING and id(value) != ident and still_watched(name, value):
+            if value is not MISSING and id(value) != ident and watched_global(name, attribute, value):
                 replaced.add(f"{name}.{attribute}")
         for attribute, ids in watched.classes.items():
             klass = namespace.get(attribute)
             if watched_class(klass):
                 replaced |= {f"{name}.{attribute}.{key}" for key in class_changes(klass, ids)}
     return replaced
-
-
-def still_watched(module: str, value: Any) -> bool:
-    return module.startswith(HARNESS_MODULES) or (callable(value) and not isinstance(value, types.ModuleType))
 
 
 def class_changes(klass: type, ids: dict[str, int]) -> set[str]:
