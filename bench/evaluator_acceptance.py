@@ -166,6 +166,20 @@ def memory(resources: dict) -> tuple[int, int, int]:
     return gpu, host, 2 * (held + (resources.get("scratch_bytes") or 0)) + 2 * GiB
 
 
+def gpu_by_process(resources: dict) -> str:
+    """Each process's peak GPU memory, reserved (allocated), GiB: where a peak over the bound comes from
+    (reserved far above allocated is the allocator's cache and fragmentation, not the harness's tensors)."""
+    peaks = resources.get("peak") or {}
+    parts = []
+    for role in ("kernel", "reference"):
+        part = peaks.get(role) or {}
+        if "gpu_reserved_bytes" in part:
+            allocated = part.get("gpu_allocated_bytes")
+            held = f" ({allocated / GiB:.1f})" if allocated is not None else ""
+            parts.append(f"{part['gpu_reserved_bytes'] / GiB:.1f}{held}")
+    return " / ".join(parts)
+
+
 def row_of(name: str, entry: dict, result: dict, sizes: dict) -> dict:
     error = result.get("error") or {}
     eager = (result.get("baseline_ms") or {}).get("eager") or {}
@@ -185,6 +199,7 @@ def row_of(name: str, entry: dict, result: dict, sizes: dict) -> dict:
         "eager_ms": eager.get("median"),
         "speedup": (result.get("speedup") or {}).get("eager"),
         "peak_gpu_reserved_gib": round(gpu / GiB, 3),
+        "gpu_by_process": gpu_by_process(resources),
         "peak_host_gib": round(host / GiB, 3),
         "scratch_gib": round((resources.get("scratch_bytes") or 0) / GiB, 3),
         "bound_gib": round(bound / GiB, 3),
@@ -238,8 +253,9 @@ def write_report(folder: Path, rows: list[dict], extra: dict) -> None:
     (folder / "acceptance.json").write_text(json.dumps(report, indent=1))
     lines = [
         "| problem | task | in GB | out GB | verdict | flags | degenerate | eager ms | speedup | KernelBench "
-        "| ratio | peak GPU GiB | forward scratch GiB | bound GiB | peak host GiB | s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| ratio | peak GPU GiB | candidate / reference GiB | forward scratch GiB | bound GiB "
+        "| peak host GiB | s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         theirs = row.get("kernelbench") or {}
@@ -252,7 +268,8 @@ def write_report(folder: Path, rows: list[dict], extra: dict) -> None:
             row["problem"], row["task"], gb(row["input_bytes"]), gb(row["output_bytes"]), row["verdict"],
             " ".join(row["flags"]), "yes" if row["degenerate"] else "", number(row["eager_ms"]),
             number(row["speedup"]), kb,
-            number(row.get("ratio")), row["peak_gpu_reserved_gib"], row["scratch_gib"], row["bound_gib"],
+            number(row.get("ratio")), row["peak_gpu_reserved_gib"], row["gpu_by_process"], row["scratch_gib"],
+            row["bound_gib"],
             row["peak_host_gib"], number(row["seconds"]),
         ]  # fmt: skip
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")

@@ -19,12 +19,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.evaluator_acceptance import GiB, memory, number  # noqa: E402
+from bench.evaluator_acceptance import GiB, gpu_by_process, memory, number  # noqa: E402
 
 logger = logging.getLogger("bench.pipeline_acceptance")
 HEADER = (
-    "| task | in GB | out GB | verdict | flags | eager ms | speedup | peak GPU GiB | bound GiB "
-    "| peak host GiB | s |\n|---|---|---|---|---|---|---|---|---|---|---|"
+    "| task | in GB | out GB | verdict | flags | eager ms | speedup | peak GPU GiB "
+    "| candidate / reference GiB | bound GiB | peak host GiB | s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -40,6 +41,7 @@ def row(result: dict) -> dict:
         "eager_ms": (result.get("eager_ms") or {}).get("median"),
         "speedup": result.get("speedup_eager"),
         "gpu_gib": gpu / GiB,
+        "gpu_by_process": gpu_by_process(resources),
         "bound_gib": bound / GiB,
         "host_gib": host / GiB,
         "seconds": (result.get("durations_s") or {}).get("total"),
@@ -65,7 +67,8 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         cells = [
             r["task"], f"{r['in_gb']:.2f}", f"{r['out_gb']:.2f}", r["verdict"], " ".join(r["flags"]),
-            number(r["eager_ms"]), number(r["speedup"]), f"{r['gpu_gib']:.1f}", f"{r['bound_gib']:.1f}",
+            number(r["eager_ms"]), number(r["speedup"]), f"{r['gpu_gib']:.1f}", r["gpu_by_process"],
+            f"{r['bound_gib']:.1f}",
             f"{r['host_gib']:.1f}", number(r["seconds"]),
         ]  # fmt: skip
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")

@@ -22,7 +22,11 @@ def result(name, correct=True, speedup=1.0, gpu_gib=(1.0, 1.0), output_gib=1.0):
             "parameter_bytes": 0,
             "scratch_bytes": 0,
             "peak": {
-                "kernel": {"gpu_reserved_bytes": int(gpu_gib[0] * GiB), "host_bytes": GiB},
+                "kernel": {
+                    "gpu_reserved_bytes": int(gpu_gib[0] * GiB),
+                    "gpu_allocated_bytes": int(gpu_gib[0] * GiB) // 2,
+                    "host_bytes": GiB,
+                },
                 "reference": {"gpu_reserved_bytes": int(gpu_gib[1] * GiB), "host_bytes": GiB},
             },
         },
@@ -55,3 +59,4 @@ def test_the_table_lists_every_task_and_the_summary_counts_verdicts_speedups_and
     assert facts["eager_speedup_within_1pct"] == 2
     assert facts["gpu_peak_over_bound"] == ["10_Wide"]
     assert "wrong_values" in rows[2]
+    assert "| 3.0 (1.5) / 3.5 |" in rows[3]  # each process: reserved (allocated), where reported

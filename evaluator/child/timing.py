@@ -165,10 +165,12 @@ def profile_kernels(fn: Variant, inputs: list[Any], trace_dir: Path) -> dict[str
 
 
 def peak_memory(device: str) -> dict[str, int]:
-    """This process's peak host memory (bytes) and, on a GPU, the most its allocator ever reserved."""
+    """This process's peak host memory (bytes) and, on a GPU, the most its allocator ever reserved and the
+    most its tensors ever held (the difference is the allocator's cache and fragmentation)."""
     import resource
 
     peaks = {"host_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
     if device == "cuda":
         peaks["gpu_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
+        peaks["gpu_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
     return peaks

@@ -84,6 +84,8 @@ def manifest_settings(manifest: Manifest, cache_dir: Path | None) -> Settings:
     if slot_mb:
         settings.slot_bytes = max(1, slot_mb) * MiB
     settings.environment = collect(manifest.device, sandbox_report(settings.limits(), python))
+    if manifest.device == "cuda":
+        settings.environment["cuda_allocator"] = settings.cuda_alloc_conf or "default"
     return settings
 
 

@@ -23,6 +23,9 @@ from evaluator.trusted.compile_cache import CompileCache
 from evaluator.trusted.slots import DEFAULT_SLOT_BYTES, SlotFile
 
 STARTUP_TIMEOUT = 180.0
+# PyTorch's CUDA allocator in both children: segments that grow in place, so an allocation that splits a
+# cached block (a cuDNN workspace, a fingerprint's rows) costs its own size, not another output-sized segment.
+CUDA_ALLOC_CONF = "expandable_segments:True"
 
 
 class SettingsError(ValueError):
@@ -37,6 +40,11 @@ def one_pass_bytes_from_environment() -> int:
     if not text.isdigit():
         raise SettingsError(f"EVALUATOR_ONE_PASS_MIB must be a whole number of MiB, not {text!r}")
     return int(text) << 20
+
+
+def cuda_alloc_conf_from_environment() -> str:
+    """EVALUATOR_CUDA_ALLOC_CONF (PYTORCH_CUDA_ALLOC_CONF's syntax) when set, empty for PyTorch's default."""
+    return os.environ.get("EVALUATOR_CUDA_ALLOC_CONF", CUDA_ALLOC_CONF).strip()
 
 
 @dataclass
@@ -57,6 +65,8 @@ class Settings:
     # from how many bytes (inputs and output) a GPU problem's fingerprints take the one-pass kernel
     one_pass_bytes: int = field(default_factory=one_pass_bytes_from_environment)
     prestart: bool = True  # start the next kernel's child (and task's reference) while this kernel runs
+    # the CUDA allocator's configuration in every child, candidate and reference alike (empty: the default)
+    cuda_alloc_conf: str = field(default_factory=cuda_alloc_conf_from_environment)
 
     def limits(self) -> Limits:
         """The children's limits, with the manifest's overrides."""
@@ -73,7 +83,7 @@ class Settings:
 
 
 def child_environment(settings: Settings) -> dict[str, str]:
-    """Variables every child needs: one GPU arch, Triton's interpreter on the CPU."""
+    """Variables every child needs: the GPU arch and allocator configuration, or Triton's interpreter."""
     # Idle OpenMP threads sleep instead of spinning, so a child waiting for its turn takes no CPU time from
     # the one being timed.
     extra = {
@@ -84,8 +94,11 @@ def child_environment(settings: Settings) -> dict[str, str]:
     if settings.policy.device == "cpu":
         extra["TRITON_INTERPRET"] = "1"
         extra["CUDA_VISIBLE_DEVICES"] = ""
-    elif settings.arch_list:
+        return extra
+    if settings.arch_list:
         extra["TORCH_CUDA_ARCH_LIST"] = settings.arch_list
+    if settings.cuda_alloc_conf:
+        extra["PYTORCH_CUDA_ALLOC_CONF"] = settings.cuda_alloc_conf
     return extra
 
 

@@ -93,3 +93,18 @@ def test_the_budget_reads_only_well_formed_times_of_the_first_round():
     rounds.timing.rounds.append(SideRound("reference", {"eager": [[1, 20.0, [], {}]]}, 30.0, [1]))
     assert rounds.slowest_median() == 40.0  # a malformed report is judged later, as a sandbox_violation
     assert policy.timing.rounds_within_budget(rounds.slowest_median()) == 2
+
+
+def test_gpu_children_get_the_expandable_allocator_unless_the_worker_says_otherwise(monkeypatch):
+    from evaluator.trusted.settings import CUDA_ALLOC_CONF, Settings, child_environment
+
+    monkeypatch.delenv("EVALUATOR_CUDA_ALLOC_CONF", raising=False)
+    gpu = Settings(policy=make_policy("hardened", "cuda"))
+    assert child_environment(gpu)["PYTORCH_CUDA_ALLOC_CONF"] == CUDA_ALLOC_CONF == "expandable_segments:True"
+    assert "PYTORCH_CUDA_ALLOC_CONF" not in child_environment(Settings(policy=make_policy("hardened", "cpu")))
+    monkeypatch.setenv("EVALUATOR_CUDA_ALLOC_CONF", "")  # PyTorch's own default
+    default = Settings(policy=make_policy("hardened", "cuda"))
+    assert "PYTORCH_CUDA_ALLOC_CONF" not in child_environment(default)
+    monkeypatch.setenv("EVALUATOR_CUDA_ALLOC_CONF", "max_split_size_mb:512")
+    chosen = Settings(policy=make_policy("hardened", "cuda"))
+    assert child_environment(chosen)["PYTORCH_CUDA_ALLOC_CONF"] == "max_split_size_mb:512"
