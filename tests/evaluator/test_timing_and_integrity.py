@@ -62,6 +62,25 @@ def test_every_call_gets_new_inputs_so_a_relayout_reaches_no_later_call():
     assert all(record.ms >= 0 and len(record.fingerprint) > 5 for record in records)
 
 
+def test_a_timed_loop_starts_with_the_heap_frozen_so_a_collection_inside_walks_only_the_loop_s_objects():
+    import gc
+
+    gc.unfreeze()
+    try:
+        kept = [[index] for index in range(1000)]  # alive before the loop: frozen with it
+        during = []
+
+        def candidate(x):
+            during.append(gc.get_freeze_count())
+            return torch.relu(x)
+
+        loop().run(candidate, ((seed, [torch.rand(4)]) for seed in range(2)))
+        assert during[0] >= len(kept)
+        assert all(count >= len(kept) for count in during)
+    finally:
+        gc.unfreeze()
+
+
 def test_a_relaid_out_or_changed_input_is_a_mutated_input():
     values = [torch.rand(4, 8)]
     before, shapes = input_prints(values, 1), layout(values)
