@@ -104,9 +104,9 @@ print(json.dumps({{"kernel_ms": c, "reference_ms": r, "speedup": r / c, "launch_
     return json_report([sys.executable, "-c", code])
 
 
-def json_report(command: list[str]) -> dict:
+def json_report(command: list[str], env: dict[str, str] | None = None) -> dict:
     """A side script's last stdout line as JSON, or the tail of its stderr."""
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     try:
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):

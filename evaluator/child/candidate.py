@@ -169,6 +169,9 @@ class Candidate(Child):
             self.candidate = inputs.build_model(model_class, arguments, self.device)
         except BaseException as error:  # noqa: BLE001
             raise classify_exception(error, self.device, "init_error") from None
+        # The L2 flush buffer lives as long as the process and is made before any trial's tensors, as in the
+        # reference process: made at the first round, it would split a freed output-sized block.
+        self.flusher = timing.L2Flusher(self.device, self.plan.l2_flush)
         if self.spec["slots_fd"] is not None:
             self.slots = Slots(
                 self.spec["slots_fd"], self.spec["slot_bytes"], self.spec["slot_count"], pin=True
@@ -308,12 +311,10 @@ class Candidate(Child):
         """Warm-up calls, then one timed call per seed (or calls on one fixed input set)."""
         self.input_seed = message["input_seed"]
         self.trial_inputs = None
-        flusher = getattr(self, "flusher", None) or timing.L2Flusher(self.device, self.plan.l2_flush)
-        self.flusher = flusher
         loop = timing.Loop(
             self.device,
             self.plan.device_sync_before_end,
-            flusher,
+            self.flusher,
             message["fingerprint_seed"],
             self.observe,
             self.before,

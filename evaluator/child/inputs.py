@@ -37,17 +37,25 @@ def cast(value: Any, device: str) -> Any:
     return value.to(device)
 
 
-def draw(distribution: str, values: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """values overwritten with signed (standard normal) or heavy-tailed (signed Pareto, alpha 3) draws.
+SIGN_CHUNK = 1 << 24  # elements whose int8 signs a heavy-tailed draw holds at once (16 MiB)
 
-    In place, so an input set costs its own size once more only for the int8 signs of a heavy-tailed draw.
+
+def draw(distribution: str, values: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """values (contiguous, owning their memory) overwritten with signed (standard normal) or heavy-tailed
+    (signed Pareto, alpha 3) draws.
+
+    In place, the signs chunk by chunk: an input set costs nothing beyond its own size but 16 MiB.
     """
     if distribution == "signed":
         return values.normal_(generator=generator)
     if distribution == "heavy_tailed":
         values.uniform_(generator=generator).neg_().add_(1).pow_(-1 / 3).sub_(1)
-        sign = torch.randint(0, 2, values.shape, generator=generator, device=values.device, dtype=torch.int8)
-        return values.mul_(sign.mul_(2).sub_(1))
+        flat = values.view(-1)
+        for start in range(0, flat.numel(), SIGN_CHUNK):
+            part = flat[start : start + SIGN_CHUNK]
+            sign = torch.randint(0, 2, part.shape, generator=generator, device=part.device, dtype=torch.int8)
+            part.mul_(sign.mul_(2).sub_(1))
+        return values
     raise ValueError(f"unknown input distribution {distribution!r}")
 
 

@@ -68,6 +68,27 @@ def test_other_distributions_draw_into_the_task_s_own_tensors_and_never_into_sha
         assert all(torch.equal(a, b) for a, b in zip(again[:3], (own, shared, view), strict=True))
 
 
+def test_a_heavy_tailed_draw_takes_its_signs_chunk_by_chunk(monkeypatch):
+    monkeypatch.setattr(inputs, "SIGN_CHUNK", 1_000)  # a 64 × 64 input: five chunks, the last one short
+    made = [torch.empty(64, 64)]
+    heavy = inputs.make_inputs(lambda: list(made), 3, "heavy_tailed", "cpu")[0]
+    assert heavy is made[0]
+    for start in range(0, heavy.numel(), 1_000):
+        part = heavy.view(-1)[start : start + 1_000]
+        assert (part < 0).any()
+        assert (part > 0).any()
+    again = inputs.make_inputs(lambda: [torch.empty(64, 64)], 3, "heavy_tailed", "cpu")[0]
+    assert torch.equal(heavy, again)
+
+
+def test_projection_weights_come_from_the_allocator_s_small_blocks():
+    from evaluator.child import fingerprint as prints
+
+    # PyTorch's CUDA allocator serves requests of at most 1 MiB from its small-block pool.
+    assert prints.BLOCK * torch.float32.itemsize <= 1 << 20
+    assert prints.BLOCK * prints.TORCH_PATH_BLOCKS == 1 << 24  # the torch path's chunk, as before
+
+
 def test_the_trials_are_kernelbench_s_then_the_hardened_extras():
     specs = trial_specs(HARDENED)
     assert [spec.seed for spec in specs[:5]] == list(KERNELBENCH_TRIAL_SEEDS)
