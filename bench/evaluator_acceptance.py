@@ -102,8 +102,12 @@ def write_kernels(found: dict[str, Path], chosen: list[str], folder: Path) -> li
     return entries
 
 
+SAMPLE_EVERY_S = 2.0  # each sample starts nvidia-smi on the host whose launch-bound kernels are being timed
+
+
 class GpuSampler(threading.Thread):
-    """nvidia-smi's memory.used every quarter second: (seconds since start, MiB) pairs."""
+    """nvidia-smi's memory.used every SAMPLE_EVERY_S: (seconds since start, MiB) pairs. A process's cached
+    blocks stay reserved for the rest of its kernel, so a peak lasts long enough to be seen."""
 
     def __init__(self):
         super().__init__(daemon=True)
@@ -118,7 +122,7 @@ class GpuSampler(threading.Thread):
             )  # fmt: skip
             if done.returncode == 0 and done.stdout.strip().isdigit():
                 self.samples.append((time.monotonic() - self.start_time, int(done.stdout.strip())))
-            time.sleep(0.25)
+            time.sleep(SAMPLE_EVERY_S)
 
 
 def run_ours(
