@@ -8,13 +8,15 @@ candidate and reference processes' own code) in one unsandboxed process, in stag
 the candidate's process has: fixed inputs; fresh inputs drawn per call (make_inputs); `torch._dynamo`
 imported and warmed; the integrity snapshot taken (a large heap); the quick integrity check after each call;
 a device-wide sync before the end event (hardened); then the candidate process's own loop with its work
-between calls (fingerprints of every output, and in hardened mode of the inputs before and after each call).
-Each stage reports the median, mean and largest microseconds between the events, the median host time the
-call took to return, and the flush alone. Prints one JSON line.
+between calls (fingerprints of every output, and in hardened mode of the inputs before and after each call),
+with the flush and the hold after it and with the flush alone (as before harness 2.5.1). Each stage reports
+the median, mean and largest microseconds between the events and the median host time the call took to
+return; beside them the flush's own duration with and without the hold. Prints one JSON line.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import sys
@@ -102,6 +104,15 @@ def harness_loop(fn, make, device: str, flusher, hardened: bool, snapshot) -> di
     return spread([record.ms for record in records])
 
 
+def without_hold(measure):
+    """measure() with the flush alone, as before harness 2.5.1 (no spin after it)."""
+    cycles, timing.HOLD_CYCLES = timing.HOLD_CYCLES, 0
+    try:
+        return measure()
+    finally:
+        timing.HOLD_CYCLES = cycles
+
+
 def main() -> int:
     task_path, kernel_path = sys.argv[1], sys.argv[2]
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -116,7 +127,8 @@ def main() -> int:
     def fresh(seed: int) -> list:
         return inputs.make_inputs(task.get_inputs, seed, "task", device)
 
-    report: dict = {"device": device, "calls": CALLS, "flush_us": flush_us(flusher, device)}
+    report: dict = {"device": device, "calls": CALLS, "flush_and_hold_us": flush_us(flusher, device)}
+    report["flush_us"] = without_hold(lambda: flush_us(flusher, device))
     for name, fn in (("kernel", candidate), ("reference", reference)):
         rows = report.setdefault(name, {})
         rows["fixed_inputs"] = stage(fn, lambda seed: fixed, device, flusher)
@@ -133,6 +145,10 @@ def main() -> int:
         rows["hardened_sync"] = stage(fn, fresh, device, flusher, sync_before_end=True, after=snapshot.quick)
         rows["harness_loop_kernelbench"] = harness_loop(fn, fresh, device, flusher, False, snapshot)
         rows["harness_loop_hardened"] = harness_loop(fn, fresh, device, flusher, True, snapshot)
+        for hardened, name in ((False, "kernelbench"), (True, "hardened")):
+            rows[f"harness_loop_{name}_flush_alone"] = without_hold(
+                functools.partial(harness_loop, fn, fresh, device, flusher, hardened, snapshot)
+            )
     sys.stdout.write(json.dumps(report) + "\n")
     return 0
 

@@ -29,8 +29,15 @@ _elapsed_time = torch.cuda.Event.elapsed_time
 _record = torch.cuda.Event.record
 _perf_counter_ns = time.perf_counter_ns
 _clone = torch.Tensor.clone
+_spin = getattr(torch._C, "_cuda_sleep", None)  # a one-block kernel that spins for N cycles (CUDA builds)
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
+# After the flush the GPU spins this many cycles (about 250 µs at 2 GHz) before the start event. What hides a
+# call's launch is the GPU work queued ahead of it: in KernelBench's loop, where nothing runs between calls,
+# the ~90 µs flush covers a warm launch. Ours fingerprints and checks every call in between, which leaves the
+# host's caches cold, and a Python-heavy launch (a Triton kernel's is some 20 µs warm) can then outlast the
+# flush and be timed as the kernel's. Both sides hold alike; a kernel's own GPU time is unchanged.
+HOLD_CYCLES = 500_000
 LIBRARY_KERNEL = re.compile(
     r"^(void\s+)?(\(anonymous namespace\)::)?(at::|at_cuda_detail|cutlass|cublas|cudnn|cub::|sm\d+_|ampere_"
     r"|volta_|turing_|hopper_|nvjet|gemv|gemm|gemmk|gemmSN|splitKreduce|Memcpy|Memset|xmma|fft|vector_fft"
@@ -55,7 +62,8 @@ class CallRecord:
 
 
 class L2Flusher:
-    """Writes a buffer larger than the L2 cache before each timed call (cold-cache timing)."""
+    """Writes a buffer larger than the L2 cache before each timed call (cold-cache timing), then holds the
+    GPU busy for HOLD_CYCLES, so the call's launch is queued before the GPU reaches it."""
 
     def __init__(self, device: str, enabled: bool):
         self.buffer = None
@@ -67,6 +75,8 @@ class L2Flusher:
     def flush(self) -> None:
         if self.buffer is not None:
             self.buffer.fill_(42)
+            if _spin is not None and HOLD_CYCLES:
+                _spin(HOLD_CYCLES)
 
 
 def synchronize(device: str) -> None:

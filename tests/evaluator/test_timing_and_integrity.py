@@ -81,6 +81,20 @@ def test_a_timed_loop_starts_with_the_heap_frozen_so_a_collection_inside_walks_o
         gc.unfreeze()
 
 
+def test_the_flush_writes_its_buffer_then_holds_the_gpu_before_the_start_event(monkeypatch):
+    held, cycles = [], timing.HOLD_CYCLES
+    monkeypatch.setattr(timing, "_spin", held.append)
+    flusher = timing.L2Flusher("cpu", False)
+    flusher.buffer = torch.zeros(8, dtype=torch.int64)  # as a GPU flusher has
+    flusher.flush()
+    assert flusher.buffer.eq(42).all()
+    assert cycles > 0
+    assert held == [cycles]
+    monkeypatch.setattr(timing, "HOLD_CYCLES", 0)  # the stage bench's flush alone
+    flusher.flush()
+    assert held == [cycles]
+
+
 def test_a_relaid_out_or_changed_input_is_a_mutated_input():
     values = [torch.rand(4, 8)]
     before, shapes = input_prints(values, 1), layout(values)
