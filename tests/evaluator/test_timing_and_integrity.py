@@ -4,6 +4,7 @@ import sys
 import threading
 import types
 import warnings
+import weakref
 
 import pytest
 import torch
@@ -77,6 +78,16 @@ def test_a_timed_loop_starts_with_the_heap_frozen_so_a_collection_inside_walks_o
         loop().run(candidate, ((seed, [torch.rand(4)]) for seed in range(2)))
         assert during[0] >= len(kept)
         assert all(count >= len(kept) for count in during)
+
+        class Cycle:  # garbage a kernel left between two loops: collected, not frozen for good
+            pass
+
+        cycle = Cycle()
+        cycle.me = cycle
+        marker = weakref.ref(cycle)
+        del cycle
+        loop().run(candidate, ((seed, [torch.rand(4)]) for seed in range(1)))
+        assert marker() is None
     finally:
         gc.unfreeze()
 
