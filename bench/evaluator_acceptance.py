@@ -14,6 +14,8 @@ eval_kernel_against_ref (5 correctness trials, 100 cuda_event trials) runs on th
 problems ours judged, each in its own process. With --budget-s the batch is stopped at two thirds of it
 (problems it did not reach are listed as "not run", never as failures) and the comparison ends with it.
 --timing-budget-ms is hardened timing's time budget (as a worker's EVALUATOR_TIMING_BUDGET_MS).
+--skip names earlier runs' acceptance.json files (comma-separated): problems judged there are left out, so
+successive device calls cover the 250 problems; bench/acceptance_merge.py makes one table of them.
 Writes acceptance.json and acceptance.md in OUT_DIR after every stage.
 """
 
@@ -87,6 +89,15 @@ def choose(found: dict[str, Path], per_level: int, largest: int, extra: list[str
         turns[name] = (rank[level], int(level))
         rank[level] += 1
     return sorted(chosen, key=lambda name: turns[name]), sizes
+
+
+def judged(reports: str) -> set[str]:
+    """The problems an earlier run's acceptance.json gave a verdict (those it did not reach are not)."""
+    done = set()
+    for path in filter(None, reports.split(",")):
+        rows = json.loads(Path(path).read_text())["rows"]
+        done |= {row["problem"] for row in rows if row["verdict"] != NOT_RUN}
+    return done
 
 
 def write_kernels(found: dict[str, Path], chosen: list[str], folder: Path) -> list[dict]:
@@ -304,9 +315,11 @@ def main() -> int:
     parser.add_argument("--device", default="cuda", help="cpu: a smoke test of the bench on tiny problems")
     parser.add_argument("--budget-s", type=float, help="wall time for both sides (the batch gets 2/3)")
     parser.add_argument("--timing-budget-ms", type=float, help="hardened timing's time budget per variant")
+    parser.add_argument("--skip", default="", help="earlier acceptance.json files: their problems are done")
     args = parser.parse_args()
     ends = time.monotonic() + args.budget_s if args.budget_s else None
-    found = problems(args.kernelbench)
+    done = judged(args.skip)
+    found = {name: path for name, path in problems(args.kernelbench).items() if name not in done}
     chosen, sizes = choose(found, args.per_level, args.largest, args.problems.split(","))
     logger.info("%d problems: %s", len(chosen), " ".join(chosen))
     entries = write_kernels(found, chosen, args.out / "kernels")

@@ -78,7 +78,7 @@ acceptance() {
   timeout "${ACCEPTANCE_S:-480}" python3 bench/evaluator_acceptance.py .kb "$OUT/acceptance" \
     --per-level "${PER_LEVEL:-20}" --largest "${LARGEST:-8}" --kernelbench-src .kb --compare "${COMPARE:-30}" \
     --budget-s "$(( ${ACCEPTANCE_S:-480} - 20 ))" ${ACCEPTANCE_PROBLEMS:+--problems "$ACCEPTANCE_PROBLEMS"} \
-    ${ACCEPTANCE_BUDGET_MS:+--timing-budget-ms "$ACCEPTANCE_BUDGET_MS"}
+    ${ACCEPTANCE_BUDGET_MS:+--timing-budget-ms "$ACCEPTANCE_BUDGET_MS"} ${ACCEPTANCE_SKIP:+--skip "$ACCEPTANCE_SKIP"}
   cat "$OUT/acceptance/acceptance.md" 2>/dev/null | tail -30
   log done
 }

@@ -1,0 +1,32 @@
+"""bench/evaluator_acceptance.py's --skip and bench/acceptance_merge.py: successive runs, one table."""
+
+import json
+
+from bench import acceptance_merge, evaluator_acceptance
+
+
+def row(problem, verdict="correct", speedup=1.0):
+    return {
+        "problem": problem, "task": f"{problem.split('/')[1]}_Task", "task_path": "", "kernel_path": "",
+        "input_bytes": 1, "output_bytes": 1, "verdict": verdict, "message": "", "degenerate": False,
+        "flags": [], "eager_ms": 1.0 if verdict == "correct" else None, "speedup": speedup,
+        "peak_gpu_reserved_gib": 1.0, "gpu_by_process": "0.5 (0.5) / 0.5 (0.5)", "peak_host_gib": 1.0,
+        "scratch_gib": 0.0, "bound_gib": 3.0, "seconds": 5.0,
+    }  # fmt: skip
+
+
+def test_a_later_run_skips_what_an_earlier_one_judged_and_the_merge_keeps_every_problem_once(tmp_path):
+    first = {"rows": [row("1/1"), row("1/2", speedup=0.9), row("2/1", verdict=evaluator_acceptance.NOT_RUN)]}
+    second = {"rows": [row("1/2"), row("2/1", verdict="wrong_values"), row("1/10")]}
+    paths = []
+    for index, report in enumerate((first, second)):
+        paths.append(tmp_path / f"run{index}.json")
+        paths[-1].write_text(json.dumps(report))
+    assert evaluator_acceptance.judged(str(paths[0])) == {"1/1", "1/2"}  # 2/1 was not reached
+    assert evaluator_acceptance.judged(f"{paths[0]},{paths[1]}") == {"1/1", "1/2", "2/1", "1/10"}
+    assert acceptance_merge.main(tmp_path / "merged", paths) == 0
+    merged = json.loads((tmp_path / "merged" / "acceptance.json").read_text())
+    assert [r["problem"] for r in merged["rows"]] == ["1/1", "1/2", "1/10", "2/1"]
+    assert merged["rows"][1]["speedup"] == 1.0  # the later run's row
+    assert merged["summary"]["verdicts"] == {"correct": 3, "wrong_values": 1}
+    assert "| 1/10 |" in (tmp_path / "merged" / "acceptance.md").read_text()
