@@ -31,6 +31,7 @@ import torch  # noqa: E402
 from evaluator.child import inputs, integrity, timing  # noqa: E402
 from evaluator.child.candidate import input_prints, warm_up_dynamo  # noqa: E402
 from evaluator.child.process import load_module  # noqa: E402
+from evaluator.stats import summarize  # noqa: E402
 
 CALLS = 100
 
@@ -64,13 +65,10 @@ def flush_us(flusher: timing.L2Flusher, device: str) -> float | None:
 
 
 def spread(milliseconds: list[float]) -> dict:
-    """Median, mean and largest of a stage's event times, microseconds (the mean is KernelBench's statistic,
-    so a few slow calls move it where the median does not)."""
-    return {
-        "event_us": statistics.median(milliseconds) * 1e3,
-        "mean_us": statistics.fmean(milliseconds) * 1e3,
-        "max_us": max(milliseconds) * 1e3,
-    }
+    """Median, mean and largest of a stage's event times, microseconds, as a result's statistics define them
+    (the mean is KernelBench's statistic, so a few slow calls move it where the median does not)."""
+    stats = summarize(milliseconds)
+    return {"event_us": stats["median"] * 1e3, "mean_us": stats["mean"] * 1e3, "max_us": stats["max"] * 1e3}
 
 
 def stage(fn, make, device: str, flusher, sync_before_end: bool = False, after=None) -> dict:
