@@ -12,6 +12,7 @@ TORCH_LIBRARY_IMPL changes them).
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
 import sys
@@ -110,6 +111,8 @@ def hook_state() -> dict[str, Any]:
     state["sys.getprofile"] = sys.getprofile() is not None
     state["threading trace hook"] = getattr(threading, "_trace_hook", None) is not None
     state["threading profile hook"] = getattr(threading, "_profile_hook", None) is not None
+    # A collector callback runs at the next collection, which the harness's own reads of an output set off
+    state["gc.callbacks"] = len(gc.callbacks)
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
         state["sys.monitoring tools"] = sum(monitoring.get_tool(tool) is not None for tool in range(6))

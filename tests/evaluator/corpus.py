@@ -50,6 +50,7 @@ CORPUS = {
     "adv_swap_samples": ((1, "9_ReLU"), "flag", "torch_patched"),
     "adv_function_mode": ((1, "9_ReLU"), "flag", "state_left_behind"),
     "adv_setprofile": ((1, "9_ReLU"), "flag", "state_left_behind"),
+    "adv_gc_callback": ((1, "9_ReLU"), "flag", "state_left_behind"),
     "adv_fresh_round_zeros": ((1, "9_ReLU"), "fail", "wrong_values"),
     "adv_identity_timed_only": ((1, "9_ReLU"), "fail", "aliases_input"),
     "honest_torch_compile": ((1, "9_ReLU"), "pass", None),

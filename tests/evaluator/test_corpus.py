@@ -172,11 +172,15 @@ def test_a_kernel_error_s_first_line_names_it_and_its_line_without_a_path(corpus
 def test_the_new_classes_of_attack_are_each_caught_by_a_generic_rule(corpus_results):
     details = {
         name: {flag["code"]: flag["detail"] for flag in corpus_results[name]["flags"]}
-        for name in ("adv_global_forward_hook", "adv_library_override", "adv_setprofile", "adv_function_mode")
-    }
+        for name in (
+            "adv_global_forward_hook", "adv_library_override", "adv_setprofile", "adv_function_mode",
+            "adv_gc_callback",
+        )
+    }  # fmt: skip
     assert "_global_forward_hooks" in details["adv_global_forward_hook"]["state_left_behind"]
     assert "aten::relu" in details["adv_library_override"]["state_left_behind"]
     assert "sys.getprofile" in details["adv_setprofile"]["state_left_behind"]
+    assert "gc.callbacks" in details["adv_gc_callback"]["state_left_behind"]
     assert "torch_function_modes" in details["adv_function_mode"]["state_left_behind"]
     assert any(
         "torch._C._nn.gelu" in flag["detail"] for flag in corpus_results["adv_c_submodule_patch"]["flags"]

@@ -1,5 +1,6 @@
 """Inside a child, in process: the timed loop, the facts about each call, and the state a kernel leaves."""
 
+import gc
 import sys
 import threading
 import types
@@ -64,8 +65,6 @@ def test_every_call_gets_new_inputs_so_a_relayout_reaches_no_later_call():
 
 
 def test_a_timed_loop_starts_with_the_heap_frozen_so_a_collection_inside_walks_only_the_loop_s_objects():
-    import gc
-
     gc.unfreeze()
     try:
         kept = [[index] for index in range(1000)]  # alive before the loop: frozen with it
@@ -220,6 +219,12 @@ def test_global_hooks_modes_and_tracing_left_behind_are_seen(task):
         assert any("threading profile hook" in entry for entry in snapshot.quick()["hooks"])
     finally:
         threading.setprofile(None)
+    callback = lambda phase, info: None  # noqa: E731
+    gc.callbacks.append(callback)
+    try:
+        assert any("gc.callbacks" in entry for entry in snapshot.quick()["hooks"])
+    finally:
+        gc.callbacks.remove(callback)
     assert snapshot.quick()["hooks"] == []
 
 
