@@ -15,6 +15,7 @@ import contextlib
 import gc
 import hashlib
 import os
+import signal
 import sys
 import threading
 import time
@@ -49,6 +50,8 @@ WATCHED_CLASS_MODULES = ("torch", "triton")  # classes whose attributes are watc
 HARNESS_MODULES = "evaluator.child"  # whose every global is watched, not only their functions
 DESCRIPTORS = (staticmethod, classmethod, property)
 MISSING = object()
+SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
+ITIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
 
 _DisableTorchFunction = torch._C.DisableTorchFunction
@@ -111,13 +114,22 @@ def hook_state() -> dict[str, Any]:
     state["sys.getprofile"] = sys.getprofile() is not None
     state["threading trace hook"] = getattr(threading, "_trace_hook", None) is not None
     state["threading profile hook"] = getattr(threading, "_profile_hook", None) is not None
-    # A collector callback runs at the next collection, which the harness's own reads of an output set off
+    # A collector callback runs at the next collection, which the harness's own reads of an output set off;
+    # a Python signal handler (an interval timer's, say) between any two of the harness's bytecodes
     state["gc.callbacks"] = len(gc.callbacks)
+    state["signal handlers"] = python_signal_handlers()
+    state["interval timers"] = sum(signal.getitimer(timer) != (0.0, 0.0) for timer in ITIMERS)
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
         state["sys.monitoring tools"] = sum(monitoring.get_tool(tool) is not None for tool in range(6))
     state.update(triton_hooks())
     return state
+
+
+def python_signal_handlers() -> str:
+    """The signals with a Python handler and which one (a handler installed or replaced changes it)."""
+    handlers = ((number, signal.getsignal(number)) for number in SIGNALS)
+    return " ".join(f"{signal.Signals(n).name}:{id(h):x}" for n, h in handlers if callable(h))
 
 
 def triton_hooks() -> dict[str, int]:

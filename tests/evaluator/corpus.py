@@ -51,6 +51,7 @@ CORPUS = {
     "adv_function_mode": ((1, "9_ReLU"), "flag", "state_left_behind"),
     "adv_setprofile": ((1, "9_ReLU"), "flag", "state_left_behind"),
     "adv_gc_callback": ((1, "9_ReLU"), "flag", "state_left_behind"),
+    "adv_signal_timer": ((1, "9_ReLU"), "fail", "wrong_values"),  # and state_left_behind (test_corpus)
     "adv_fresh_round_zeros": ((1, "9_ReLU"), "fail", "wrong_values"),
     "adv_identity_timed_only": ((1, "9_ReLU"), "fail", "aliases_input"),
     "honest_torch_compile": ((1, "9_ReLU"), "pass", None),

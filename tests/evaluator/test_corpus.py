@@ -181,6 +181,8 @@ def test_the_new_classes_of_attack_are_each_caught_by_a_generic_rule(corpus_resu
     assert "aten::relu" in details["adv_library_override"]["state_left_behind"]
     assert "sys.getprofile" in details["adv_setprofile"]["state_left_behind"]
     assert "gc.callbacks" in details["adv_gc_callback"]["state_left_behind"]
+    timer = {flag["code"]: flag["detail"] for flag in corpus_results["adv_signal_timer"]["flags"]}
+    assert "interval timers: 0 -> 1" in timer["state_left_behind"]
     assert "torch_function_modes" in details["adv_function_mode"]["state_left_behind"]
     assert any(
         "torch._C._nn.gelu" in flag["detail"] for flag in corpus_results["adv_c_submodule_patch"]["flags"]

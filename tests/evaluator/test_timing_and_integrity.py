@@ -1,6 +1,7 @@
 """Inside a child, in process: the timed loop, the facts about each call, and the state a kernel leaves."""
 
 import gc
+import signal
 import sys
 import threading
 import types
@@ -225,6 +226,16 @@ def test_global_hooks_modes_and_tracing_left_behind_are_seen(task):
         assert any("gc.callbacks" in entry for entry in snapshot.quick()["hooks"])
     finally:
         gc.callbacks.remove(callback)
+    previous = signal.signal(signal.SIGUSR2, lambda number, frame: None)
+    try:
+        assert any("signal handlers" in entry for entry in snapshot.quick()["hooks"])
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+    signal.setitimer(signal.ITIMER_VIRTUAL, 60.0)
+    try:
+        assert any("interval timers" in entry for entry in snapshot.quick()["hooks"])
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
     assert snapshot.quick()["hooks"] == []
 
 
