@@ -199,8 +199,8 @@ class Comparison:
         finite = not self.not_finite_difference
         return {
             "complete": complete,
-            "max_abs_error": self.max_abs if finite else None,
-            "max_rel_error": self.max_rel if finite else None,
+            "max_abs_error": reported(self.max_abs, finite),
+            "max_rel_error": reported(self.max_rel, finite),
             "close_hardened": complete and self.close_hardened,
             "close_kernelbench": complete and self.close_kernelbench,
             "new_nonfinite": self.new_nonfinite,
@@ -210,3 +210,9 @@ class Comparison:
                 for name, state in self.canaries.items()
             },
         }
+
+
+def reported(error: float, finite: bool) -> float | None:
+    """An error statistic as JSON: None where a difference was not finite, or where the statistic itself is
+    not (a finite difference of 3e38 over a denominator of 1e-4 overflows float32 to infinity)."""
+    return error if finite and math.isfinite(error) else None

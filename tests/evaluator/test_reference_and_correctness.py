@@ -7,7 +7,7 @@ from evaluator import checks
 from evaluator.child import compare, inputs
 from evaluator.child.fingerprint import fingerprint
 from evaluator.policy import KERNELBENCH_TRIAL_SEEDS, make_policy
-from evaluator.result import Result, Trial
+from evaluator.result import Correctness, Result, Trial, writable
 from evaluator.trusted.correctness import (
     TrialOutcome,
     TrialSpec,
@@ -19,6 +19,7 @@ from evaluator.trusted.correctness import (
 )
 
 HARDENED = make_policy("hardened", "cpu")
+ERRORS = ("max_abs_error", "max_rel_error")
 KERNELBENCH = make_policy("kernelbench", "cpu")
 
 
@@ -119,6 +120,20 @@ def test_an_exact_match_passes_both_rules_with_zero_error_and_the_same_fingerpri
     assert verdict["fingerprint"][: checks.PROJECTION] == pytest.approx(
         fingerprint(expected, 9)[: checks.PROJECTION]
     )
+
+
+def test_an_error_too_large_for_float32_is_reported_as_not_finite_and_the_result_stays_writable():
+    expected = torch.full((6,), 0.5)
+    output = expected.clone()
+    output[2] = 3e38  # a finite difference whose relative error overflows (stale memory reads like this)
+    verdict = compared(expected, output)
+    assert not verdict["close_hardened"]
+    assert verdict["max_abs_error"] == pytest.approx(3e38, rel=1e-6)
+    assert verdict["max_rel_error"] is None
+    result = Result(mode="hardened", device="cpu", task={"name": "t"}, kernel={"backend": "torch"})
+    trial = Trial(1, "task", "candidate_first", False, *map(verdict.get, ERRORS))
+    result.correctness = Correctness(1e-4, 1e-4, [trial])
+    assert writable(result).error is None
 
 
 def test_chunks_out_of_order_or_missing_are_refused_or_incomplete():
