@@ -17,7 +17,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RETURN="${OUT:-/tmp/gpu-validation-out}"
-export PYTHONUNBUFFERED=1 OUT=/tmp/gpu-validation EVALUATOR_WORK_DIR=/tmp/kb-gpu-work
+# GPU_VALIDATION_DIR and GPU_VALIDATION_WORK move the work folders, so a stage can run in the background beside another.
+export PYTHONUNBUFFERED=1 OUT=${GPU_VALIDATION_DIR:-/tmp/gpu-validation} EVALUATOR_WORK_DIR=${GPU_VALIDATION_WORK:-/tmp/kb-gpu-work}
 export EVALUATOR_CACHE_DIR=$EVALUATOR_WORK_DIR/cache
 mkdir -p "$OUT" "$RETURN" "$EVALUATOR_CACHE_DIR"
 log() { echo "=== $* ($(date -u +%H:%M:%S))"; }
