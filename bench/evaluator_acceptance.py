@@ -229,8 +229,29 @@ def kernelbench_side(source: Path, task: Path, kernel: Path, timeout: float) -> 
     try:
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
         return json.loads(done.stdout.strip().splitlines()[-1])
-    except (subprocess.TimeoutExpired, ValueError, IndexError) as error:
+    except subprocess.TimeoutExpired:  # no verdict: the budget ran out, not the kernel
+        return {"stopped": f"stopped at its {timeout:.0f} s limit", "correct": None, "speedup": None}
+    except (ValueError, IndexError) as error:
         return {"compiled": False, "correct": False, "speedup": None, "error": repr(error)[:300]}
+
+
+def judged_by_kernelbench(row: dict) -> bool:
+    """Whether KernelBench's harness gave this row a verdict (a run stopped by its time limit gave none)."""
+    theirs = row.get("kernelbench") or {}
+    return bool(theirs) and not stopped(theirs)
+
+
+def stopped(theirs: dict) -> bool:
+    """A KernelBench run cut by its time limit (older reports: the TimeoutExpired it was written as)."""
+    return bool(theirs.get("stopped")) or "TimeoutExpired" in str(theirs.get("error", ""))
+
+
+def kernelbench_cell(theirs: dict) -> str:
+    if not theirs:
+        return ""
+    if stopped(theirs):
+        return "stopped by its time limit"
+    return f"{'correct' if theirs.get('correct') else 'not correct'} {theirs.get('speedup') or ''}"
 
 
 def summary(rows: list[dict]) -> dict:
@@ -238,7 +259,7 @@ def summary(rows: list[dict]) -> dict:
     rows, not_run = run, len(rows) - len(run)
     timed = [row for row in rows if row["verdict"] == "correct" and (row["eager_ms"] or 0) >= 0.1]
     within = [row for row in timed if 0.97 <= row["speedup"] <= 1.03]
-    compared = [row for row in rows if row.get("kernelbench")]
+    compared = [row for row in rows if judged_by_kernelbench(row)]
     agree = [row for row in compared if (row["kernelbench"]["correct"] == (row["verdict"] == "correct"))]
     ratios = [row["ratio"] for row in compared if row.get("ratio")]
     return {
@@ -273,12 +294,7 @@ def write_report(folder: Path, rows: list[dict], extra: dict) -> None:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        theirs = row.get("kernelbench") or {}
-        kb = (
-            f"{'correct' if theirs.get('correct') else 'not correct'} {theirs.get('speedup') or ''}"
-            if theirs
-            else ""
-        )
+        kb = kernelbench_cell(row.get("kernelbench") or {})
         cells = [
             row["problem"], row["task"], gb(row["input_bytes"]), gb(row["output_bytes"]), row["verdict"],
             " ".join(row["flags"]), "yes" if row["degenerate"] else "", number(row["eager_ms"]),

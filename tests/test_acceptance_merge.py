@@ -30,3 +30,18 @@ def test_a_later_run_skips_what_an_earlier_one_judged_and_the_merge_keeps_every_
     assert merged["rows"][1]["speedup"] == 1.0  # the later run's row
     assert merged["summary"]["verdicts"] == {"correct": 3, "wrong_values": 1}
     assert "| 1/10 |" in (tmp_path / "merged" / "acceptance.md").read_text()
+
+
+def test_a_kernelbench_run_stopped_by_its_time_limit_is_no_verdict_and_says_so(tmp_path):
+    stopped = row("1/4")
+    stopped["kernelbench"] = {"stopped": "stopped at its 49 s limit", "correct": None, "speedup": None}
+    older = row("1/5")  # a report written before the bench told a timeout apart
+    older["kernelbench"] = {"compiled": False, "correct": False, "error": "TimeoutExpired(['python3'], 49.2)"}
+    judged = row("1/6")
+    judged["kernelbench"], judged["ratio"] = {"compiled": True, "correct": True, "speedup": 1.0}, 1.0
+    summary = evaluator_acceptance.summary([stopped, older, judged])
+    assert (summary["compared_with_kernelbench"], summary["same_verdict"]) == (1, 1)
+    evaluator_acceptance.write_report(tmp_path, [stopped, older, judged], {})
+    table = (tmp_path / "acceptance.md").read_text()
+    assert table.count("stopped by its time limit") == 2
+    assert "not correct" not in table

@@ -105,6 +105,7 @@ class Candidate(Child):
     """Import, construct, run trials, stream outputs, time rounds; report facts."""
 
     def setup(self) -> None:
+        integrity.watch_audit_hooks()
         integrity.settle_torch(self.device)
         self.mode = self.spec["mode"]
         self.plan = TimingPlan(**self.spec["timing"])

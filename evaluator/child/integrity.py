@@ -1,8 +1,9 @@
 """Inside the candidate's process: pin the precision settings, and find any state the candidate leaves behind.
 
 Generic rules, not signatures of known kernels. Cheap checks run after every call: global nn.Module hooks,
-torch function and dispatch modes on the stack, tracing and profiling hooks (sys, threading, sys.monitoring,
-Triton's runtime hooks), thread settings, precision flags, Python and OS threads. Full checks run after the
+torch function and dispatch modes on the stack, tracing, profiling and audit hooks (sys, threading,
+sys.monitoring, Triton's runtime hooks), garbage-collector callbacks, signal handlers and interval timers,
+thread settings, precision flags, Python and OS threads. Full checks run after the
 import and after every stage and timing round: the identity of every callable in every loaded torch and
 Triton module and class (torch._C included), in the harness's own modules and in the task, and the kernels
 registered for every aten and prims operator (an override through torch.library or a C++
@@ -52,6 +53,20 @@ DESCRIPTORS = (staticmethod, classmethod, property)
 MISSING = object()
 SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 ITIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
+
+
+AUDIT_HOOKS_ADDED = [0]  # sys.addaudithook calls since watch_audit_hooks()
+
+
+def watch_audit_hooks() -> None:
+    """Count every sys.addaudithook from now on (Python can neither list nor remove an audit hook, and each
+    one runs code at every audited event, after any call): install before candidate code runs."""
+
+    def count(event: str, _arguments: tuple) -> None:
+        if event == "sys.addaudithook":
+            AUDIT_HOOKS_ADDED[0] += 1
+
+    sys.addaudithook(count)
 
 
 _DisableTorchFunction = torch._C.DisableTorchFunction
@@ -119,6 +134,7 @@ def hook_state() -> dict[str, Any]:
     state["gc.callbacks"] = len(gc.callbacks)
     state["signal handlers"] = python_signal_handlers()
     state["interval timers"] = sum(signal.getitimer(timer) != (0.0, 0.0) for timer in ITIMERS)
+    state["sys.addaudithook calls"] = AUDIT_HOOKS_ADDED[0]
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
         state["sys.monitoring tools"] = sum(monitoring.get_tool(tool) is not None for tool in range(6))

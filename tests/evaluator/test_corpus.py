@@ -183,6 +183,8 @@ def test_the_new_classes_of_attack_are_each_caught_by_a_generic_rule(corpus_resu
     assert "gc.callbacks" in details["adv_gc_callback"]["state_left_behind"]
     timer = {flag["code"]: flag["detail"] for flag in corpus_results["adv_signal_timer"]["flags"]}
     assert "interval timers: 0 -> 1" in timer["state_left_behind"]
+    audit = {flag["code"]: flag["detail"] for flag in corpus_results["adv_audit_hook"]["flags"]}
+    assert "sys.addaudithook calls: 0 -> 1" in audit["state_left_behind"]
     assert "torch_function_modes" in details["adv_function_mode"]["state_left_behind"]
     assert any(
         "torch._C._nn.gelu" in flag["detail"] for flag in corpus_results["adv_c_submodule_patch"]["flags"]
