@@ -65,6 +65,12 @@ def add_policy_options(command: argparse.ArgumentParser) -> None:
         help="hardened: cut the timed calls per variant to those that fill this many ms (at least 2 rounds; "
         "default 1000 on a GPU, 0 for none)",
     )
+    command.add_argument(
+        "--round-calls",
+        type=int,
+        help="hardened: calls per variant in one round before the sides alternate (default 20 on a GPU, 5 on "
+        "the CPU)",
+    )
     command.add_argument("--timeout", type=float, default=600.0, help="seconds for correctness and timing")
     command.add_argument("--compile-timeout", type=float, default=900.0, help="seconds for import and build")
 
@@ -86,6 +92,7 @@ def run_manifest(args: argparse.Namespace, folder: Path) -> Path:
         "trials": args.trials,
         "warmup": args.warmup,
         "timing_budget_ms": args.timing_budget_ms,
+        "round_calls": args.round_calls,
     }
     options.update({"run_timeout": args.timeout, "compile_timeout": args.compile_timeout})
     kernel = {

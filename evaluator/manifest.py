@@ -19,7 +19,7 @@ from typing import Any
 
 from evaluator.policy import DEVICES, MODES
 
-POLICY_KEYS = ("baselines", "tolerance", "trials", "warmup", "timing_budget_ms")
+POLICY_KEYS = ("baselines", "tolerance", "trials", "warmup", "timing_budget_ms", "round_calls")
 TIMEOUT_KEYS = ("compile_timeout", "run_timeout")
 LIMIT_KEYS = ("memory_limit_mb", "max_tasks", "temp_dir_mb", "slot_mb")
 OPTION_KEYS = POLICY_KEYS + TIMEOUT_KEYS + LIMIT_KEYS

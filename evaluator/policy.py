@@ -30,8 +30,11 @@ HIDDEN_FRACTION, HIDDEN_MIN_MS = 0.5, 25.0  # GPU: round time no claim explains,
 # The eager baseline timed interleaved with the candidate against its timing with no candidate on the GPU
 # (before the candidate started and after it was killed): (suspect ratio, hack ratio, absolute slack ms).
 BASELINE_SLOWED = (1.25, 1.6, 0.005)
-# With a time budget, the timed calls per variant never fall below this many rounds (each side first once).
+# With a time budget, the timed calls per variant never fall below this many rounds (each side first once)
+# of the device's default size, whatever size is chosen.
 MIN_ROUNDS_IN_BUDGET = 2
+# Hardened: calls per variant in one round before the sides alternate, unless one is given.
+ROUND_CALLS = {"cuda": 20, "cpu": 5}
 # Hardened timing's budget per variant on a GPU unless one is given (0: none, 100 calls per variant).
 # Measured on an H100 (docs/gpu-validation.md): 36 identity candidates whose calls it cut (eager > 10 ms)
 # all came within 0.8 % of 1.0, and a cold 10-kernel bundle took 192 s instead of about 250 s.
@@ -130,7 +133,12 @@ class Policy:
 
 
 def timing_plan(
-    mode: str, device: str, trials: int | None, warmup: int | None, budget_ms: float | None = None
+    mode: str,
+    device: str,
+    trials: int | None,
+    warmup: int | None,
+    budget_ms: float | None = None,
+    round_calls: int | None = None,
 ) -> TimingPlan:
     """KernelBench's cuda_event loop in compatibility mode; interleaved rounds, fresh inputs when hardened
     (their count cut to a time budget: the device's default unless one is given, 0 for none)."""
@@ -152,7 +160,7 @@ def timing_plan(
             statistic="mean",
             calibration_calls=0,
         )
-    round_calls = min(count, 20 if on_gpu else 5)
+    round_calls = min(count, round_calls or ROUND_CALLS[device])
     return TimingPlan(
         trials=count,
         warmup=(5 if on_gpu else 2) if warmup is None else warmup,
@@ -167,8 +175,14 @@ def timing_plan(
         statistic="median",
         calibration_calls=10 if on_gpu else 3,
         budget_ms=float(budget_ms or 0.0),
-        min_trials=min(count, MIN_ROUNDS_IN_BUDGET * round_calls) if budget_ms else 0,
+        min_trials=min(count, budget_floor(device, round_calls)) if budget_ms else 0,
     )
+
+
+def budget_floor(device: str, round_calls: int) -> int:
+    """The fewest calls per variant a time budget leaves: two rounds, of the default size at least (40 calls
+    on a GPU)."""
+    return MIN_ROUNDS_IN_BUDGET * max(round_calls, ROUND_CALLS[device])
 
 
 def make_policy(
@@ -180,6 +194,7 @@ def make_policy(
     trials: int | None = None,
     warmup: int | None = None,
     timing_budget_ms: float | None = None,
+    round_calls: int | None = None,
 ) -> Policy:
     """The policy for a mode and device; raises ValueError on an unknown name."""
     if mode not in MODES:
@@ -193,6 +208,8 @@ def make_policy(
         raise ValueError(f"unknown baselines {sorted(unknown)}; expected some of {BASELINES}")
     if trials is not None and trials < 1:
         raise ValueError(f"trials must be at least 1, not {trials}")
+    if round_calls is not None and round_calls < 1:
+        raise ValueError(f"round_calls must be at least 1, not {round_calls}")
     if timing_budget_ms is not None and not timing_budget_ms >= 0:
         raise ValueError(f"timing_budget_ms must be 0 or more, not {timing_budget_ms}")
     hardened = mode == "hardened"
@@ -206,6 +223,6 @@ def make_policy(
         check_inputs=hardened,
         poison_memory=hardened,
         post_timing_check=hardened,
-        timing=timing_plan(mode, device, trials, warmup, timing_budget_ms),
+        timing=timing_plan(mode, device, trials, warmup, timing_budget_ms, round_calls),
         baselines=tuple(baselines),
     )

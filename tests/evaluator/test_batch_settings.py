@@ -108,3 +108,25 @@ def test_gpu_children_get_the_expandable_allocator_unless_the_worker_says_otherw
     monkeypatch.setenv("EVALUATOR_CUDA_ALLOC_CONF", "max_split_size_mb:512")
     chosen = Settings(policy=make_policy("hardened", "cuda"))
     assert child_environment(chosen)["PYTORCH_CUDA_ALLOC_CONF"] == "max_split_size_mb:512"
+
+
+def test_the_round_size_can_be_chosen_and_the_budget_still_keeps_forty_calls():
+    plan = make_policy("hardened", "cuda", round_calls=5).timing
+    assert (plan.round_calls, plan.rounds, plan.min_trials) == (5, 20, 40)
+    assert plan.rounds_within_budget(40.0) == 8  # 25 wanted, 40 at least: eight rounds of five
+    assert make_policy("hardened", "cuda", round_calls=500).timing.round_calls == 100  # at most the trials
+    assert make_policy("kernelbench", "cuda", round_calls=5).timing.round_calls == 101  # one block, as before
+    with pytest.raises(ValueError, match="round_calls must be at least 1"):
+        make_policy("hardened", "cuda", round_calls=0)
+
+
+def test_the_round_size_reaches_the_policy_from_the_manifest_and_the_command_line(tmp_path, evaluate):
+    assert "in rounds of 5 calls" in timing_note(make_policy("hardened", "cuda", round_calls=5))
+    kernel = {"id": "k", "task_path": str(RELU), "kernel_path": str(KERNELS / "honest_triton_relu.py")}
+    path = write_manifest(tmp_path / "m.json", "cpu", "hardened", [kernel], round_calls=2)
+    assert manifest_settings(read_manifest(path), tmp_path / "cache").policy.timing.round_calls == 2
+    extra = ["--trials", "6", "--round-calls", "2", "--baselines", "eager"]
+    code, result, output = evaluate(RELU, KERNELS / "honest_triton_relu.py", *extra)
+    assert code == 0, output
+    assert result["correct"], result["error"]
+    assert result["runtime_ms"]["n"] == result["baseline_ms"]["eager"]["n"] == 6
