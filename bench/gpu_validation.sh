@@ -12,6 +12,8 @@
 #                                             # (SPEED_PASSES=cold,kernelbench then =cached: two calls, one machine)
 #   bash bench/gpu_validation.sh onepass      # one-pass fingerprints: cost against the torch path, and Triton
 #                                             # kernels (honest, launch-hooked) judged with the kernel prepared
+#   bash bench/gpu_validation.sh rounds       # launch-bound identity candidates, rounds of 20 and of 5 calls
+#                                             # side by side (ROUNDS_PROBLEMS, ROUNDS_REPEATS; carry .kb)
 # Builds go to one cache (/tmp/kb-gpu-work/cache), so a later stage on the same machine loads them. Everything is
 # written under a work folder and comes back as $OUT/<stage>.log and $OUT/<stage>.tgz (at most 8 files).
 set -uo pipefail
@@ -127,7 +129,19 @@ speed() {
   log done
 }
 
-[ $# -gt 0 ] || { echo "stages: probe prebuild tests hardening acceptance pipeline short speed onepass" >&2; exit 2; }
+rounds() {  # does finer alternation share the host's slow spells fairly between the two processes?
+  log "launch-bound identity candidates: the speedup's spread per round size"
+  mkdir -p "$OUT/rounds"
+  for problem in ${ROUNDS_PROBLEMS:-3/9 3/10 3/16 3/19}; do
+    local task
+    task=$(ls .kb/KernelBench/level"${problem%/*}"/"${problem#*/}"_*.py | head -1)
+    timeout "${ROUNDS_S:-120}" python3 bench/evaluator_timing_spread.py "$task" identity --repeats "${ROUNDS_REPEATS:-3}" \
+      --round-calls "${ROUNDS_SIZES:-20,5}" --json "$OUT/rounds/${problem/\//_}.json"
+  done
+  log done
+}
+
+[ $# -gt 0 ] || { echo "stages: probe prebuild tests hardening acceptance pipeline short speed onepass rounds" >&2; exit 2; }
 for stage in "$@"; do
   "$stage" 2>&1 | tee "$RETURN/$stage.log"
   tar czf "$RETURN/$stage.tgz" --exclude=./batch/cache --exclude='*/cache' --exclude='*.so' --exclude='*.o' \
