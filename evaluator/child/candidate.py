@@ -17,7 +17,7 @@ import torch
 from evaluator.child import inputs, integrity, timing
 from evaluator.child.channel import Slots, chunks
 from evaluator.child.failures import StageFailure, TaskFailure, classify_exception
-from evaluator.child.fingerprint import fingerprint, identical, prepare_one_pass
+from evaluator.child.fingerprint import fingerprint, identical, input_prints, prepare_one_pass
 from evaluator.child.process import Child, load_module
 from evaluator.policy import TASK_MODULE, TimingPlan
 
@@ -33,10 +33,6 @@ def layout(values: list[Any]) -> list[tuple]:
         for v in values
         if isinstance(v, torch.Tensor)
     ]
-
-
-def input_prints(values: list[Any], seed: int) -> list[list[float]]:
-    return [fingerprint(v, seed) for v in values if isinstance(v, torch.Tensor)]
 
 
 def describe_output(output: Any, values: list[Any]) -> dict[str, Any]:
@@ -297,16 +293,21 @@ class Candidate(Child):
     def observe(self, output: Any, values: list[Any], state: Any) -> dict[str, Any]:
         before, shapes = state
         facts = self.facts(output, values, before, shapes, self.input_seed)
+        if self.check_inputs and before is None:  # the harness compares them with the reference's, untouched
+            facts["inputs"] = input_prints(values, self.input_seed)
         quick = self.snapshot.quick()
         facts["state"] = {key: value for key, value in quick.items() if value}
         return {
             key: value
             for key, value in facts.items()
-            if key in ("exact_tensor", "aliases", "mutated", "state")
+            if key in ("exact_tensor", "aliases", "mutated", "inputs", "state")
         }
 
     def before(self, values: list[Any]) -> Any:
-        return (input_prints(values, self.input_seed) if self.check_inputs else None), layout(values)
+        """Before a timed call: the inputs' layout, and their fingerprints only where no reference process
+        fingerprints the same inputs (no baseline is timed); else one pass over them, after the call, does."""
+        own = self.check_inputs and not self.spec.get("baselines")
+        return (input_prints(values, self.input_seed) if own else None), layout(values)
 
     def cmd_round(self, message: dict[str, Any]) -> dict[str, Any]:
         """Warm-up calls, then one timed call per seed (or calls on one fixed input set)."""

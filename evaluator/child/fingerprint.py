@@ -191,6 +191,11 @@ class Accumulator:
         return summary + read[SUMMARY:]
 
 
+def input_prints(values: list[object], seed: int) -> list[list[float]]:
+    """The fingerprint of every tensor of an input set, in order."""
+    return [fingerprint(value, seed) for value in values if isinstance(value, torch.Tensor)]
+
+
 def fingerprint(tensor: object, seed: int, block_chunks: int = TORCH_PATH_BLOCKS) -> list[float]:
     """The fingerprint of a whole tensor; [nan] for anything that is not an exact dense tensor."""
     if type(tensor) is not torch.Tensor or tensor.layout != torch.strided or tensor.is_complex():

@@ -20,7 +20,7 @@ from evaluator.checks import ONE_PASS_BYTES, ONE_PASS_CACHE_VARIABLE, matches, o
 from evaluator.child import compare, inputs, integrity, timing
 from evaluator.child.channel import Slots, receive_slots
 from evaluator.child.failures import TaskFailure
-from evaluator.child.fingerprint import fingerprint, prepare_one_pass
+from evaluator.child.fingerprint import fingerprint, input_prints, prepare_one_pass
 from evaluator.child.process import Child, load_module
 from evaluator.policy import TASK_MODULE, TimingPlan
 
@@ -193,14 +193,15 @@ class Reference(Child):
     def cmd_round(self, message: dict[str, Any]) -> dict[str, Any]:
         """Time the named baselines on the round's seeds (fresh inputs per call, or one fixed set)."""
         seed = message.get("input_seed", 0)
+        checked = bool(self.spec.get("check_inputs"))
         loop = timing.Loop(
             self.device,
             self.plan.device_sync_before_end,
             self.flusher,
             message["fingerprint_seed"],
-            observe=lambda output, values, before: input_work(values, seed),
-            before=lambda values: input_work(values, seed),
-        )  # the candidate's per-call work (its inputs' fingerprints) too: the two loops' overheads compare
+            observe=lambda output, values, untouched: {"inputs": untouched} if checked else {},
+            before=lambda values: input_prints(values, seed) if checked else None,
+        )  # one pass over the inputs per call, as in the candidate's loop: the two loops' overheads compare
         variants = {"eager": self.model, "compile": self.compiled}
         names = list(message["variants"])
         for name in names:
@@ -238,14 +239,6 @@ class Reference(Child):
 
     def announce(self, phase: str) -> None:
         self.emit({"event": "timing_loop", "phase": phase})
-
-
-def input_work(values: list[Any], seed: int) -> dict[str, Any]:
-    """Fingerprint the inputs as the candidate's process does around each call (and keep nothing)."""
-    for value in values:
-        if isinstance(value, torch.Tensor):
-            fingerprint(value, seed)
-    return {}
 
 
 def forward_peak_start(device: str) -> int:

@@ -1,9 +1,10 @@
 """Judging the timing: samples and speedups, every timed output against the reference's, the cross-checks.
 
 Each candidate call's fingerprint is compared with the eager baseline's for the same seed (computed in the
-reference process, which the candidate cannot reach); so is every torch.compile call's. What the candidate's
-process claims is checked against the harness's clock round by round, and the eager times measured beside
-the candidate against the eager times measured with no candidate on the device at all.
+reference process, which the candidate cannot reach); so is every torch.compile call's, and so are the
+fingerprints of each call's inputs after the call with the reference's of the same inputs untouched. What
+the candidate's process claims is checked against the harness's clock round by round, and the eager times
+measured beside the candidate against the eager times measured with no candidate on the device at all.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from evaluator.checks import matches
+from evaluator.checks import identical, matches
 from evaluator.policy import (
     BASELINE_SLOWED,
     CLAIMS_SLACK,
@@ -151,15 +152,47 @@ def compare_compile(result: Result, timing: Timing, numel: int, tolerance: float
         )
 
 
+def untouched_inputs(timing: Timing) -> dict[int, Any]:
+    """Seed -> the reference process's fingerprints of that seed's inputs, taken before its own call."""
+    prints: dict[int, Any] = {}
+    for turn in timing.of("reference"):
+        for records in turn.records.values():
+            for record in records:
+                if isinstance(record[3].get("inputs"), list):
+                    prints.setdefault(record[0], record[3]["inputs"])
+    return prints
+
+
+def same_prints(reported: Any, untouched: list) -> bool:
+    """Whether the candidate's fingerprints of its inputs after a call are the untouched inputs' (a missing or
+    malformed report is not)."""
+    if not isinstance(reported, list) or len(reported) != len(untouched):
+        return False
+    return all(
+        isinstance(mine, list) and all(isinstance(v, int | float) for v in mine) and identical(mine, theirs)
+        for mine, theirs in zip(reported, untouched, strict=True)
+    )
+
+
+def inputs_changed(record: list, untouched: dict[int, Any]) -> bool:
+    """A timed call changed its inputs: by the layout the candidate's process saw, or by its inputs'
+    fingerprints after the call against the reference process's of the same inputs untouched."""
+    seed, facts = record[0], record[3]
+    if facts.get("mutated"):
+        return True
+    return seed in untouched and not same_prints(facts.get("inputs"), untouched[seed])
+
+
 def check_timed_facts(result: Result, timing: Timing, policy: Policy) -> None:
     """Aliasing and input mutation on every timed call (hardened: a failure), state left behind (a flag)."""
     records = timing.records("candidate")
     if policy.check_inputs:
-        for fact, kind, what in (
-            ("mutated", "mutated_input", "changed its inputs"),
-            ("aliases", "aliases_input", "returned storage of an input"),
+        untouched = untouched_inputs(timing)
+        for kind, what, violated in (
+            ("mutated_input", "changed its inputs", lambda record: inputs_changed(record, untouched)),
+            ("aliases_input", "returned storage of an input", lambda record: bool(record[3].get("aliases"))),
         ):
-            count = sum(bool(record[3].get(fact)) for record in records)
+            count = sum(violated(record) for record in records)
             if count:
                 result.add_flag("timed_call_violation", "hack", f"forward {what} in {count} timed calls")
                 raise Stop(kind, f"forward {what} in {count} of {len(records)} timed calls")

@@ -55,6 +55,8 @@ CORPUS = {
     "adv_audit_hook": ((1, "9_ReLU"), "fail", "wrong_values"),  # and state_left_behind (test_corpus)
     "adv_fresh_round_zeros": ((1, "9_ReLU"), "fail", "wrong_values"),
     "adv_identity_timed_only": ((1, "9_ReLU"), "fail", "aliases_input"),
+    # harness 2.6: a timed call's inputs judged against the reference process's fingerprints of them
+    "adv_mutate_input_timed_only": ((1, "9_ReLU"), "fail", "mutated_input"),
     "honest_torch_compile": ((1, "9_ReLU"), "pass", None),
     "honest_custom_op": ((1, "9_ReLU"), "pass", None),
     # harness 2.2: Triton loaded before the snapshot (the one-pass fingerprint), its runtime hooks watched

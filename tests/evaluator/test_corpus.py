@@ -169,6 +169,13 @@ def test_a_kernel_error_s_first_line_names_it_and_its_line_without_a_path(corpus
     assert "/" not in forward, forward
 
 
+def test_inputs_changed_only_in_timed_calls_are_caught_there_by_the_reference_s_fingerprints(corpus_results):
+    result = corpus_results["adv_mutate_input_timed_only"]
+    assert result["error"]["kind"] == "mutated_input"
+    assert "timed calls" in result["error"]["message"]
+    assert "timed_call_violation" in {flag["code"] for flag in result["flags"]}
+
+
 def test_the_new_classes_of_attack_are_each_caught_by_a_generic_rule(corpus_results):
     details = {
         name: {flag["code"]: flag["detail"] for flag in corpus_results[name]["flags"]}
