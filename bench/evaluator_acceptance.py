@@ -7,12 +7,13 @@
 KERNELBENCH is a KernelBench work tree (KernelBench/level1..3/*.py; never committed here). For each chosen
 problem the candidate is the task's own Model (`class ModelNew(Model): pass`), so the right verdict is
 "correct" (or the degenerate mark), never harness_error, and the eager speedup must be 1 within timing noise.
-The chosen problems are the first --per-level of each level plus the --largest by input size (sized on the
-meta device, without allocating), taken level by level in turn (1/1, 2/1, 3/1, 1/2, …) so that a run cut
-short still covers every level. The batch runs once, as a worker runs it; beside it, KernelBench's own
-eval_kernel_against_ref (5 correctness trials, 100 cuda_event trials) runs on the first --compare of the
-problems ours judged, each in its own process. With --budget-s the batch is stopped at two thirds of it
-(problems it did not reach are listed as "not run", never as failures) and the comparison ends with it.
+The chosen problems are those --problems names, first and in its order, then the first --per-level of each
+level plus the --largest by input size (sized on the meta device, without allocating), taken level by level
+in turn (1/1, 2/1, 3/1, 1/2, …) so that a run cut short still covers every level. The batch runs once, as a
+worker runs it; beside it, KernelBench's own eval_kernel_against_ref (5 correctness trials, 100 cuda_event
+trials) runs on the first --compare of the problems ours judged, each in its own process. With --budget-s
+the batch is stopped at two thirds of it (problems it did not reach are listed as "not run", never as
+failures) and the comparison ends with it.
 --timing-budget-ms is hardened timing's time budget (as a worker's EVALUATOR_TIMING_BUDGET_MS).
 --skip names earlier runs' acceptance.json files (comma-separated): problems judged there are left out, so
 successive device calls cover the 250 problems; bench/acceptance_merge.py makes one table of them.
@@ -80,15 +81,22 @@ def choose(found: dict[str, Path], per_level: int, largest: int, extra: list[str
     ]
     sizes = {name: input_bytes(path) for name, path in found.items()}
     chosen += sorted(found, key=lambda name: -sizes[name])[:largest]
-    chosen += [name for name in extra if name in found]
-    chosen = sorted(dict.fromkeys(chosen), key=key)
+    named = [name for name in extra if name in found]
+    return run_order(chosen + named, named), sizes
+
+
+def run_order(chosen: list[str], named: list[str]) -> list[str]:
+    """The problems named (--problems) first, in their order, so a budget that runs out never skips them;
+    then the n-th problem of each level, level by level."""
+    key = lambda name: tuple(int(part) for part in name.split("/"))  # noqa: E731
+    rest = sorted(set(chosen) - set(named), key=key)
     rank = Counter()
     turns = {}
-    for name in chosen:  # the n-th problem of each level, level by level
+    for name in rest:
         level = name.split("/")[0]
         turns[name] = (rank[level], int(level))
         rank[level] += 1
-    return sorted(chosen, key=lambda name: turns[name]), sizes
+    return list(dict.fromkeys(named)) + sorted(rest, key=lambda name: turns[name])
 
 
 def judged(reports: str) -> set[str]:

@@ -45,3 +45,9 @@ def test_a_kernelbench_run_stopped_by_its_time_limit_is_no_verdict_and_says_so(t
     table = (tmp_path / "acceptance.md").read_text()
     assert table.count("stopped by its time limit") == 2
     assert "not correct" not in table
+
+
+def test_the_problems_named_run_first_in_their_order_then_the_levels_take_turns():
+    chosen = ["1/1", "1/2", "2/1", "3/1", "1/46", "1/96", "2/2"]
+    order = evaluator_acceptance.run_order(chosen, ["1/96", "1/46"])
+    assert order == ["1/96", "1/46", "1/1", "2/1", "3/1", "1/2", "2/2"]
