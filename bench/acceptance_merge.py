@@ -18,13 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.evaluator_acceptance import NOT_RUN, summary, write_report  # noqa: E402
+from bench.evaluator_acceptance import NOT_RUN, problem_key, summary, write_report  # noqa: E402
 
 logger = logging.getLogger("bench.acceptance_merge")
-
-
-def order(name: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in name.split("/"))
 
 
 def merged_rows(reports: list[dict]) -> list[dict]:
@@ -34,7 +30,7 @@ def merged_rows(reports: list[dict]) -> list[dict]:
         for row in report["rows"]:
             if row["verdict"] != NOT_RUN or row["problem"] not in rows:
                 rows[row["problem"]] = row
-    return sorted(rows.values(), key=lambda row: order(row["problem"]))
+    return sorted(rows.values(), key=lambda row: problem_key(row["problem"]))
 
 
 def main(out: Path, sources: list[Path]) -> int:

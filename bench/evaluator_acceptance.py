@@ -72,12 +72,16 @@ def input_bytes(path: Path) -> int:
     return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
+def problem_key(name: str) -> tuple[int, ...]:
+    """'level/problem' as numbers, for sorting (2/10 after 2/9)."""
+    return tuple(int(part) for part in name.split("/"))
+
+
 def choose(found: dict[str, Path], per_level: int, largest: int, extra: list[str]) -> tuple[list[str], dict]:
-    key = lambda name: tuple(int(part) for part in name.split("/"))  # noqa: E731
     chosen = [
         name
         for level in (1, 2, 3)
-        for name in sorted((n for n in found if n.startswith(f"{level}/")), key=key)[:per_level]
+        for name in sorted((n for n in found if n.startswith(f"{level}/")), key=problem_key)[:per_level]
     ]
     sizes = {name: input_bytes(path) for name, path in found.items()}
     chosen += sorted(found, key=lambda name: -sizes[name])[:largest]
@@ -88,8 +92,7 @@ def choose(found: dict[str, Path], per_level: int, largest: int, extra: list[str
 def run_order(chosen: list[str], named: list[str]) -> list[str]:
     """The problems named (--problems) first, in their order, so a budget that runs out never skips them;
     then the n-th problem of each level, level by level."""
-    key = lambda name: tuple(int(part) for part in name.split("/"))  # noqa: E731
-    rest = sorted(set(chosen) - set(named), key=key)
+    rest = sorted(set(chosen) - set(named), key=problem_key)
     rank = Counter()
     turns = {}
     for name in rest:

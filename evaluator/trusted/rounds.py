@@ -144,8 +144,12 @@ def well_formed(record: Any) -> bool:
         return False
     _seed, ms, fingerprint, facts = record
     numbers = isinstance(ms, int | float) and math.isfinite(ms) and ms >= 0
-    prints = isinstance(fingerprint, list) and all(isinstance(v, int | float) for v in fingerprint)
-    return numbers and prints and isinstance(facts, dict)
+    return numbers and a_fingerprint(fingerprint) and isinstance(facts, dict)
+
+
+def a_fingerprint(value: Any) -> bool:
+    """A fingerprint as a side reports it: a list of numbers."""
+    return isinstance(value, list) and all(isinstance(v, int | float) for v in value)
 
 
 def requested_seeds(message: dict[str, Any]) -> list[int]:

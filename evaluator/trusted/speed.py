@@ -25,7 +25,7 @@ from evaluator.result import Result, TimingInfo
 from evaluator.stats import speedup, summarize
 from evaluator.trusted.conversation import Stop
 from evaluator.trusted.flags import apply_integrity_flags, upgrade
-from evaluator.trusted.rounds import Timing, well_formed
+from evaluator.trusted.rounds import Timing, a_fingerprint, well_formed
 from evaluator.trusted.session import Calibration
 
 CPU_TIMING_NOTE = "CPU timing, not a GPU verification"
@@ -169,7 +169,7 @@ def same_prints(reported: Any, untouched: list) -> bool:
     if not isinstance(reported, list) or len(reported) != len(untouched):
         return False
     return all(
-        isinstance(mine, list) and all(isinstance(v, int | float) for v in mine) and identical(mine, theirs)
+        a_fingerprint(mine) and identical(mine, theirs)
         for mine, theirs in zip(reported, untouched, strict=True)
     )
 
