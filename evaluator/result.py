@@ -101,6 +101,7 @@ class TimingInfo:
     l2_flush: bool
     note: str = ""
     host_check: dict[str, float] | None = None  # the harness's own clock against the sandbox's claims
+    round_calls: int | None = None  # hardened timing: calls per side before the sides alternate
 
 
 @dataclass

@@ -99,6 +99,7 @@ def timing_info(policy: Policy, trials: int) -> TimingInfo:
         warmup=plan.warmup,
         l2_flush=plan.l2_flush,
         note=timing_note(policy),
+        round_calls=plan.round_calls if plan.interleaved else None,
     )
 
 

@@ -16,7 +16,7 @@ from evaluator.stats import speedup, summarize
 from evaluator.trusted.compile_cache import CompileCache
 from evaluator.trusted.conversation import Stop
 from evaluator.trusted.flags import apply_integrity_flags, apply_timing_flags, roofline_floor_ms, static_flags
-from evaluator.trusted.speed import reject_implausible_samples
+from evaluator.trusted.speed import reject_implausible_samples, timing_info
 from tests.evaluator.conftest import KERNELS
 
 
@@ -136,6 +136,12 @@ def test_hardened_mode_interleaves_rotates_and_syncs():
     assert policy.poison_memory
     assert {name for name, _ in policy.extra_trials} == {"signed", "heavy_tailed"}
     assert make_policy("hardened", "cpu").timing.l2_flush is False
+
+
+def test_a_result_records_the_round_size_hardened_timing_alternated_at():
+    assert timing_info(make_policy("hardened", "cuda"), 100).round_calls == 20
+    assert timing_info(make_policy("hardened", "cpu"), 10).round_calls == 5
+    assert timing_info(make_policy("kernelbench", "cuda"), 100).round_calls is None
 
 
 @pytest.mark.parametrize(
