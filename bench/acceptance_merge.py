@@ -44,4 +44,6 @@ def main(out: Path, sources: list[Path]) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1].startswith("-"):
+        sys.exit(__doc__)
     sys.exit(main(Path(sys.argv[1]), [Path(arg) for arg in sys.argv[2:]]))

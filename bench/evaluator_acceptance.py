@@ -1,19 +1,20 @@
 """GPU acceptance on KernelBench's own problems: the identity candidate through the hardened harness.
 
     python bench/evaluator_acceptance.py KERNELBENCH OUT_DIR [--per-level 20] [--largest 8]
-        [--problems 1/19,2/4] [--kernelbench-src .kb] [--compare 30] [--baselines eager] [--budget-s 560]
-        [--timing-budget-ms 1000]
+        [--problems 1/19,2/4,3/21-50] [--kernelbench-src .kb] [--compare 30] [--baselines eager]
+        [--budget-s 560] [--timing-budget-ms 1000]
 
 KERNELBENCH is a KernelBench work tree (KernelBench/level1..3/*.py; never committed here). For each chosen
 problem the candidate is the task's own Model (`class ModelNew(Model): pass`), so the right verdict is
 "correct" (or the degenerate mark), never harness_error, and the eager speedup must be 1 within timing noise.
-The chosen problems are those --problems names, first and in its order, then the first --per-level of each
-level plus the --largest by input size (sized on the meta device, without allocating), taken level by level
-in turn (1/1, 2/1, 3/1, 1/2, …) so that a run cut short still covers every level. The batch runs once, as a
-worker runs it; beside it, KernelBench's own eval_kernel_against_ref (5 correctness trials, 100 cuda_event
-trials) runs on the first --compare of the problems ours judged, each in its own process. With --budget-s
-the batch is stopped at two thirds of it (problems it did not reach are listed as "not run", never as
-failures) and the comparison ends with it.
+The chosen problems are those --problems names (3/21-50 names a range), first and in its order, then the
+first --per-level of each level plus the --largest by input size (sized on the meta device, without
+allocating), taken level by level in turn (1/1, 2/1, 3/1, 1/2, …) so that a run cut short still covers
+every level. The batch runs once, as a worker runs it; beside it, KernelBench's own eval_kernel_against_ref
+(5 correctness trials, 100 cuda_event trials) runs on the first --compare of the problems ours judged, each
+in its own process. With --budget-s
+the batch is stopped at two thirds of it, or at all of it when nothing is to be compared (problems it did
+not reach are listed as "not run", never as failures), and the comparison ends with it.
 --timing-budget-ms is hardened timing's time budget (as a worker's EVALUATOR_TIMING_BUDGET_MS).
 --skip names earlier runs' acceptance.json files (comma-separated): problems judged there are left out, so
 successive device calls cover the 250 problems; bench/acceptance_merge.py makes one table of them.
@@ -87,6 +88,16 @@ def choose(found: dict[str, Path], per_level: int, largest: int, extra: list[str
     chosen += sorted(found, key=lambda name: -sizes[name])[:largest]
     named = [name for name in extra if name in found]
     return run_order(chosen + named, named), sizes
+
+
+def named_problems(text: str) -> list[str]:
+    """--problems: "1/19,2/4" and ranges "1/25-37" (level 1, problems 25 to 37), in the order given."""
+    names = []
+    for item in filter(None, text.split(",")):
+        level, _, numbers = item.partition("/")
+        first, _, last = numbers.partition("-")
+        names += [f"{level}/{number}" for number in range(int(first), int(last or first) + 1)]
+    return names
 
 
 def run_order(chosen: list[str], named: list[str]) -> list[str]:
@@ -328,6 +339,13 @@ def number(value) -> str:
     return f"{value:.4g}" if isinstance(value, int | float) else ""
 
 
+def batch_share(budget_s: float | None, comparing: bool) -> float | None:
+    """Seconds of the budget for our batch: two thirds beside KernelBench's harness, else all of it."""
+    if not budget_s:
+        return None
+    return budget_s * 2 / 3 if comparing else budget_s
+
+
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     parser = argparse.ArgumentParser()
@@ -340,17 +358,17 @@ def main() -> int:
     parser.add_argument("--compare", type=int, default=30)
     parser.add_argument("--baselines", default="eager")
     parser.add_argument("--device", default="cuda", help="cpu: a smoke test of the bench on tiny problems")
-    parser.add_argument("--budget-s", type=float, help="wall time for both sides (the batch gets 2/3)")
+    parser.add_argument("--budget-s", type=float, help="wall time (the batch: 2/3; all without --compare)")
     parser.add_argument("--timing-budget-ms", type=float, help="hardened timing's time budget per variant")
     parser.add_argument("--skip", default="", help="earlier acceptance.json files: their problems are done")
     args = parser.parse_args()
     ends = time.monotonic() + args.budget_s if args.budget_s else None
     done = judged(args.skip)
     found = {name: path for name, path in problems(args.kernelbench).items() if name not in done}
-    chosen, sizes = choose(found, args.per_level, args.largest, args.problems.split(","))
+    chosen, sizes = choose(found, args.per_level, args.largest, named_problems(args.problems))
     logger.info("%d problems: %s", len(chosen), " ".join(chosen))
     entries = write_kernels(found, chosen, args.out / "kernels")
-    share = args.budget_s * 2 / 3 if args.budget_s else None
+    share = batch_share(args.budget_s, bool(args.kernelbench_src and args.compare))
     options = {"baselines": args.baselines.split(","), "timing_budget_ms": args.timing_budget_ms}
     results, wall, sampler = run_ours(entries, args.out, options, args.device, share)
     missing = {"task": {"name": "?"}, "correct": False, "error": {"kind": NOT_RUN}, "flags": []}

@@ -83,6 +83,7 @@ acceptance() {
     --budget-s "$(( ${ACCEPTANCE_S:-480} - 20 ))" ${ACCEPTANCE_PROBLEMS:+--problems "$ACCEPTANCE_PROBLEMS"} \
     ${ACCEPTANCE_BUDGET_MS:+--timing-budget-ms "$ACCEPTANCE_BUDGET_MS"} ${ACCEPTANCE_SKIP:+--skip "$ACCEPTANCE_SKIP"}
   cat "$OUT/acceptance/acceptance.md" 2>/dev/null | tail -30
+  python3 bench/round_first_calls.py "$OUT/acceptance/out" 2>&1 | tail -1
   log done
 }
 

@@ -51,3 +51,14 @@ def test_the_problems_named_run_first_in_their_order_then_the_levels_take_turns(
     chosen = ["1/1", "1/2", "2/1", "3/1", "1/46", "1/96", "2/2"]
     order = evaluator_acceptance.run_order(chosen, ["1/96", "1/46"])
     assert order == ["1/96", "1/46", "1/1", "2/1", "3/1", "1/2", "2/2"]
+
+
+def test_the_batch_gets_the_whole_budget_when_nothing_is_compared():
+    assert evaluator_acceptance.batch_share(300, comparing=True) == 200
+    assert evaluator_acceptance.batch_share(300, comparing=False) == 300
+    assert evaluator_acceptance.batch_share(None, comparing=True) is None
+
+
+def test_problems_are_named_one_by_one_or_as_ranges_in_the_order_given():
+    named = evaluator_acceptance.named_problems("1/96,3/21-23,,2/4")
+    assert named == ["1/96", "3/21", "3/22", "3/23", "2/4"]
