@@ -12,9 +12,9 @@ first --per-level of each level plus the --largest by input size (sized on the m
 allocating), taken level by level in turn (1/1, 2/1, 3/1, 1/2, …) so that a run cut short still covers
 every level. The batch runs once, as a worker runs it; beside it, KernelBench's own eval_kernel_against_ref
 (5 correctness trials, 100 cuda_event trials) runs on the first --compare of the problems ours judged, each
-in its own process. With --budget-s
-the batch is stopped at two thirds of it, or at all of it when nothing is to be compared (problems it did
-not reach are listed as "not run", never as failures), and the comparison ends with it.
+in its own process. With --budget-s the batch is stopped at two thirds of it, or at all of it when nothing
+is to be compared (problems it did not reach are listed as "not run", never as failures), and the
+comparison ends with it.
 --timing-budget-ms is hardened timing's time budget (as a worker's EVALUATOR_TIMING_BUDGET_MS).
 --skip names earlier runs' acceptance.json files (comma-separated): problems judged there are left out, so
 successive device calls cover the 250 problems; bench/acceptance_merge.py makes one table of them.

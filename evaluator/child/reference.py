@@ -215,7 +215,7 @@ class Reference(Child):
             records[name] = [record.to_json() for record in loop.run(variants[name], self.feed(message))]
         self.announce("end")
         # The allocator's blocks stay cached to the next round, as the candidate's do: emptied here, every
-        # round's first call paid for new device memory (up to twice a call's time, on the baseline alone).
+        # round's first call paid for new device memory (on the baseline's side alone: up to 5x a call).
         # The task was admitted with both processes at their peak at once, so holding them fits.
         return {"event": "round", "records": records}
 
