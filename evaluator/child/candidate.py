@@ -97,6 +97,19 @@ def snapshot_output(output: Any, copy_below: int) -> Any:
     return output.detach().clone()
 
 
+class StageClock:
+    """Seconds per named stage, each from the end of the one before."""
+
+    def __init__(self):
+        self.laps: dict[str, float] = {}
+        self.mark = time.monotonic()
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.laps[name] = now - self.mark
+        self.mark = now
+
+
 class Candidate(Child):
     """Import, construct, run trials, stream outputs, time rounds; report facts."""
 
@@ -146,26 +159,28 @@ class Candidate(Child):
             started = time.monotonic()
             self.load_candidate()
             return {"event": "imported", "seconds": time.monotonic() - started}
-        started = time.monotonic()
+        clock = StageClock()
         if self.device == "cuda":
             torch.ones(1, device="cuda").add_(1)
             if message.get("one_pass"):  # Triton loaded and the kernel compiled before the snapshot
                 prepare_one_pass(self.device)
             torch.cuda.synchronize()
-        setup_seconds = time.monotonic() - started
+        clock.lap("setup")  # the device's context and the one-pass kernel
         self.reference = None
         if not self.plan.interleaved:  # KernelBench runs the task's Model first in the kernel's process
             arguments = inputs.init_inputs(self.get_init_inputs, self.device)
             self.reference = inputs.build_model(self.model_class, arguments, self.device)
         self.snapshot = integrity.Snapshot.take(integrity.task_namespaces(self.task, self.reference))
-        started = time.monotonic()
+        clock.lap("snapshot")
         model_class = self.load_candidate()
-        seconds = time.monotonic() - started
+        clock.lap("module")
         try:
             arguments = inputs.init_inputs(self.get_init_inputs, self.device)
             self.candidate = inputs.build_model(model_class, arguments, self.device)
+            timing.synchronize(self.device)
         except BaseException as error:  # noqa: BLE001
             raise classify_exception(error, self.device, "init_error") from None
+        clock.lap("model")
         # The L2 flush buffer lives as long as the process and is made before any trial's tensors, as in the
         # reference process: made at the first round, it would split a freed output-sized block.
         self.flusher = timing.L2Flusher(self.device, self.plan.l2_flush)
@@ -173,13 +188,14 @@ class Candidate(Child):
             self.slots = Slots(
                 self.spec["slots_fd"], self.spec["slot_bytes"], self.spec["slot_count"], pin=True
             )
+        clock.lap("buffers")
+        integrity_report = self.snapshot.full(operators=False)
+        clock.lap("check")
         return {
             "event": "imported",
-            "seconds": seconds,
             "pinned": bool(self.slots and self.slots.pinned),
-            "integrity": self.snapshot.full(operators=False),
-            "snapshot_seconds": self.snapshot.full_seconds,
-            "setup_seconds": setup_seconds,  # the device's context and the one-pass kernel
+            "integrity": integrity_report,
+            "stages": clock.laps,  # seconds
         }
 
     def load_candidate(self) -> type:

@@ -9,6 +9,7 @@ killed at the end, whatever happened; the reference process lives on for the tas
 from __future__ import annotations
 
 import logging
+import math
 import time
 import traceback
 from dataclasses import dataclass
@@ -130,6 +131,21 @@ def recover(session: TaskSession, result: Result) -> None:
         session.failure = stop
 
 
+IMPORT_STAGES = ("setup", "snapshot", "module", "model", "buffers", "check")
+
+
+def import_stages(imported: dict[str, Any]) -> dict[str, float]:
+    """durations_s.import_<stage>, as the kernel's process reports them (informative only: it could lie)."""
+    stages = imported.get("stages")
+    stages = stages if isinstance(stages, dict) else {}
+    reported = {}
+    for name in IMPORT_STAGES:
+        value = stages.get(name)
+        if isinstance(value, int | float) and math.isfinite(value) and value >= 0:
+            reported[f"import_{name}"] = round(float(value), 4)
+    return reported
+
+
 def without_event(message: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "event"}
 
@@ -165,7 +181,7 @@ class Evaluation:
         )
         self.result.compiled = True
         self.result.durations_s["compile"] = time.monotonic() - stage
-        self.result.durations_s["import_setup"] = float(imported.get("setup_seconds") or 0.0)
+        self.result.durations_s.update(import_stages(imported))
         flags.apply_integrity_flags(self.result, imported.get("integrity", {}))
         self.session.attach(self.launch.slots)
         trials = self.correctness(kernel)

@@ -15,6 +15,7 @@ from evaluator.sources import kernel_backend, kernelbench_hash, task_identity
 from evaluator.stats import speedup, summarize
 from evaluator.trusted.compile_cache import CompileCache
 from evaluator.trusted.conversation import Stop
+from evaluator.trusted.evaluate import import_stages
 from evaluator.trusted.flags import apply_integrity_flags, apply_timing_flags, roofline_floor_ms, static_flags
 from evaluator.trusted.speed import reject_implausible_samples, timing_info
 from tests.evaluator.conftest import KERNELS
@@ -470,3 +471,9 @@ def test_the_reference_s_whole_output_checks_go_chunk_by_chunk(monkeypatch):
     values[1700, 3] = float("inf")  # in a middle chunk
     assert not compare.all_finite(flat)
     assert math.isnan(compare.mean(torch.empty(0)))
+
+
+def test_the_import_stages_the_kernels_process_reports_are_kept_only_where_they_are_seconds():
+    reply = {"stages": {"setup": 0.2, "model": 1.25, "module": "fast", "check": -1, "buffers": float("nan")}}
+    assert import_stages(reply) == {"import_setup": 0.2, "import_model": 1.25}
+    assert import_stages({"stages": [1, 2]}) == {}
