@@ -1,4 +1,5 @@
-"""The acceptance table of a bundle that went through the site: every task's verdict, speedup and memory.
+"""The acceptance table of a bundle that went through the site: every task's verdict, speedup and memory,
+and where the time went (each stage's median, the seconds beyond the timed calls).
 
     python bench/pipeline_acceptance.py GPU_CHECK_JSON OUT.md
 
@@ -48,6 +49,39 @@ def row(result: dict) -> dict:
     }
 
 
+def timed_seconds(result: dict) -> float | None:
+    """Seconds of the kernel's timed calls, candidate and baselines (None where its samples are missing)."""
+    candidate = (result.get("runtime_ms") or {}).get("samples")
+    if not candidate:
+        return None
+    baselines = (result.get("baseline_ms") or {}).values()
+    samples = candidate + [ms for stats in baselines if stats for ms in stats.get("samples") or []]
+    return sum(samples) / 1e3
+
+
+def where_time_goes(results: list[dict]) -> dict:
+    """Medians over the correct results: each durations_s entry, and the seconds beyond the timed calls
+    (issue 11: at most 5 s for a pure-PyTorch candidate), with how many are within 5 s."""
+    correct = [r for r in results if r.get("correct")]
+    stages = sorted({key for r in correct for key in r.get("durations_s") or {}})
+    medians = {
+        key: round(statistics.median(values), 3)
+        for key in stages
+        if (values := [r["durations_s"][key] for r in correct if key in r["durations_s"]])
+    }
+    beyond = [
+        r["durations_s"]["total"] - timed
+        for r in correct
+        if (timed := timed_seconds(r)) is not None and "total" in (r.get("durations_s") or {})
+    ]
+    return {
+        "durations_median_s": medians,
+        "beyond_timed_median_s": round(statistics.median(beyond), 3) if beyond else None,
+        "beyond_timed_within_5s": sum(b <= 5 for b in beyond),
+        "beyond_timed_of": len(beyond),
+    }
+
+
 def summary(rows: list[dict]) -> dict:
     speedups = [r["speedup"] for r in rows if r["verdict"] == "correct" and r["speedup"]]
     return {
@@ -80,7 +114,7 @@ def main(source: Path, target: Path) -> int:
     sections = []
     for submission in json.loads(source.read_text()):
         rows = sorted((row(r) for r in submission["results"]), key=lambda r: int(r["task"].split("_")[0]))
-        facts = json.dumps(summary(rows), indent=1)
+        facts = json.dumps({**summary(rows), **where_time_goes(submission["results"])}, indent=1)
         title = f"Submission {submission['submission']} (level {submission['level']})"
         sections.append(f"{title}:\n\n{table(rows)}")
         sections.append(f"```\n{facts}\n```")

@@ -36,6 +36,8 @@ def result_row(result: TaskResult) -> dict:
         "flags": result.flags,
         "durations_s": result.raw.get("durations_s"),
         "eager_ms": (result.raw.get("baseline_ms") or {}).get("eager"),
+        "runtime_ms": result.raw.get("runtime_ms"),  # the candidate's samples: what its timed calls took
+        "baseline_ms": result.raw.get("baseline_ms"),
         "resources": result.raw.get("resources"),  # bytes per call and each process's peaks
     }
 

@@ -60,3 +60,21 @@ def test_the_table_lists_every_task_and_the_summary_counts_verdicts_speedups_and
     assert facts["gpu_peak_over_bound"] == ["10_Wide"]
     assert "wrong_values" in rows[2]
     assert "| 3.0 (1.5) / 3.5 |" in rows[3]  # each process: reserved (allocated), where reported
+
+
+def test_where_the_time_goes_sets_each_kernel_total_against_its_timed_calls():
+    timed = {
+        "runtime_ms": {"samples": [500.0, 500.0]},  # 1 s
+        "baseline_ms": {"eager": {"samples": [1000.0]}, "compile": None},  # 1 s
+    }
+    results = [
+        {**result("1_A"), **timed, "durations_s": {"total": 6.0, "import_model": 0.5}},  # 4 s beyond
+        {**result("2_B"), **timed, "durations_s": {"total": 9.0, "import_model": 1.5}},  # 7 s beyond
+        {**result("3_C", correct=False), **timed, "durations_s": {"total": 1.0}},  # not counted
+        {**result("4_D"), "durations_s": {"total": 3.0}},  # no samples: not in the beyond figures
+    ]
+    facts = pipeline_acceptance.where_time_goes(results)
+    assert facts["beyond_timed_median_s"] == 5.5
+    assert facts["beyond_timed_within_5s"] == 1
+    assert facts["beyond_timed_of"] == 2
+    assert facts["durations_median_s"] == {"import_model": 1.0, "total": 6.0}

@@ -19,6 +19,7 @@ from evaluator.child.channel import Slots, chunks
 from evaluator.child.failures import StageFailure, TaskFailure, classify_exception
 from evaluator.child.fingerprint import fingerprint, identical, input_prints, prepare_one_pass
 from evaluator.child.process import Child, load_module
+from evaluator.clock import StageClock
 from evaluator.policy import TASK_MODULE, TimingPlan
 
 POISON_MIN_BYTES = 64 * 1024 * 1024
@@ -95,19 +96,6 @@ def snapshot_output(output: Any, copy_below: int) -> Any:
     if output.numel() * output.element_size() > copy_below:
         return output
     return output.detach().clone()
-
-
-class StageClock:
-    """Seconds per named stage, each from the end of the one before."""
-
-    def __init__(self):
-        self.laps: dict[str, float] = {}
-        self.mark = time.monotonic()
-
-    def lap(self, name: str) -> None:
-        now = time.monotonic()
-        self.laps[name] = now - self.mark
-        self.mark = now
 
 
 class Candidate(Child):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.checks import matches
+from evaluator.clock import StageClock
 from evaluator.policy import Policy
 from evaluator.result import Correctness, Result
 from evaluator.sources import kernel_identity, task_identity
@@ -233,9 +234,10 @@ class Evaluation:
         return trials
 
     def timing(self, kernel: Conversation, trials: Trials) -> None:
-        stage = time.monotonic()
+        clock = StageClock()
         before = self.session.calibration
         timing = Rounds(self.session, kernel, self.policy, self.result.limits["call_s"]).run()
+        clock.lap("rounds")
         problem = self.session.problem
         judge_timing(
             self.result, timing, self.policy, problem.numel, problem.stochastic, self.settings.run_timeout
@@ -246,14 +248,18 @@ class Evaluation:
                 self.result.correctness.trials.append(outcome.trial)
                 if outcome.error:
                     self.result.fail(*outcome.error)
+        clock.lap("post_check")
         self.probe(kernel, problem)
         memory = kernel.request({"cmd": "memory"}, "memory", self.settings.run_timeout, "timing")
         self.result.resources["peak"] = {"kernel": without_event(memory)}
         self.launch.child.kill()
+        clock.lap("probe")
         after = self.session.calibrate() if self.policy.timing.calibration_calls else Calibration()
         apply_consistency(self.result, timing, self.policy, before, after)
         self.result.resources["peak"]["reference"] = without_event(self.session.memory())
-        self.result.durations_s["timing"] = time.monotonic() - stage
+        clock.lap("calibration")
+        self.result.durations_s["timing"] = sum(clock.laps.values())
+        self.result.durations_s.update({f"timing_{name}": round(s, 4) for name, s in clock.laps.items()})
         self.result.correct = self.result.error is None
 
     def probe(self, kernel: Conversation, problem) -> None:
