@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.evaluator_acceptance import GiB, gpu_by_process, memory, number  # noqa: E402
+from bench.round_first_calls import variants  # noqa: E402
 
 logger = logging.getLogger("bench.pipeline_acceptance")
 HEADER = (
@@ -51,12 +52,10 @@ def row(result: dict) -> dict:
 
 def timed_seconds(result: dict) -> float | None:
     """Seconds of the kernel's timed calls, candidate and baselines (None where its samples are missing)."""
-    candidate = (result.get("runtime_ms") or {}).get("samples")
-    if not candidate:
+    samples = variants(result)
+    if "candidate" not in samples:
         return None
-    baselines = (result.get("baseline_ms") or {}).values()
-    samples = candidate + [ms for stats in baselines if stats for ms in stats.get("samples") or []]
-    return sum(samples) / 1e3
+    return sum(sum(calls) for calls in samples.values()) / 1e3
 
 
 def where_time_goes(results: list[dict]) -> dict:
