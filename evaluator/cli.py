@@ -68,8 +68,8 @@ def add_policy_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--round-calls",
         type=int,
-        help="hardened: calls per variant in one round before the sides alternate (default 20 on a GPU, 5 on "
-        "the CPU)",
+        help="hardened: calls per variant in every round before the sides alternate (default: on a GPU as "
+        "many as fill about 250 ms, 4 to 20; 5 on the CPU)",
     )
     command.add_argument("--timeout", type=float, default=600.0, help="seconds for correctness and timing")
     command.add_argument("--compile-timeout", type=float, default=900.0, help="seconds for import and build")

@@ -33,8 +33,19 @@ BASELINE_SLOWED = (1.25, 1.6, 0.005)
 # With a time budget, the timed calls per variant never fall below this many rounds (each side first once)
 # of the device's default size, whatever size is chosen.
 MIN_ROUNDS_IN_BUDGET = 2
-# Hardened: calls per variant in one round before the sides alternate, unless one is given.
+# Hardened: calls per variant in one round before the sides alternate, unless one is given (the most a round
+# holds where rounds are sized by time).
 ROUND_CALLS = {"cuda": 20, "cpu": 5}
+# Hardened on a GPU: each round holds as many calls as fill about this much of the harness's clock per side
+# (at the slowest variant's time per call), at least ROUND_MIN_CALLS. On an H100 (docs/gpu-validation.md,
+# seventh session) launch- and latency-bound models ran up to 1.8x slow for spells of 0.5-2 s; rounds of 20
+# calls of 60 ms let one spell fall on one side only (identity speedups 0.77-1.05), short rounds share it.
+ROUND_MS = {"cuda": 250.0, "cpu": 0.0}
+ROUND_MIN_CALLS = 4
+# Hardened on a GPU: untimed calls at the start of every round after the first (the first has the warm-up).
+# In the same run a round's first call ran up to 1.37x the rest of its round on the candidate's side of
+# launch-bound models (1.03-1.23x on the baseline's): with rounds of 4 calls that would weigh on one side.
+ROUND_WARMUP = {"cuda": 1, "cpu": 0}
 # Hardened timing's budget per variant on a GPU unless one is given (0: none, 100 calls per variant).
 # Measured on an H100 (docs/gpu-validation.md): 36 identity candidates whose calls it cut (eager > 10 ms)
 # all came within 0.8 % of 1.0, and a cold 10-kernel bundle took 192 s instead of about 250 s.
@@ -63,18 +74,25 @@ class TimingPlan:
     # budget_ms at the slowest variant's median, never below min_trials (0: always `trials`).
     budget_ms: float = 0.0
     min_trials: int = 0
+    # Hardened, when set: each round holds the calls that fill round_ms at the slowest side's time per call
+    # on the harness's clock, between min_round_calls and round_calls (0: always round_calls).
+    round_ms: float = 0.0
+    min_round_calls: int = 1
+    round_warmup: int = 0  # hardened: untimed calls opening every round after the first, on each side
 
-    @property
-    def rounds(self) -> int:
-        return -(-self.trials // self.round_calls)
-
-    def rounds_within_budget(self, slowest_ms: float) -> int:
-        """How many rounds to run, the first one's medians known: all of them, or what fills the budget."""
+    def trials_within_budget(self, slowest_ms: float) -> int:
+        """Calls per variant, the first round's medians known: all of them, or those that fill the budget."""
         if self.budget_ms <= 0 or slowest_ms <= 0:
-            return self.rounds
+            return self.trials
         wanted = math.ceil(self.budget_ms / slowest_ms)
-        trials = max(self.min_trials, min(self.trials, wanted))
-        return -(-trials // self.round_calls)
+        return max(self.min_trials, min(self.trials, wanted))
+
+    def calls_per_round(self, call_ms: float | None) -> int:
+        """Calls in one round where one call takes call_ms of the harness's clock (unknown: round_calls)."""
+        if self.round_ms <= 0 or not call_ms or call_ms <= 0:
+            return self.round_calls
+        fitting = int(self.round_ms // call_ms)
+        return max(min(self.min_round_calls, self.round_calls), min(self.round_calls, fitting))
 
 
 @dataclass(frozen=True)
@@ -141,7 +159,8 @@ def timing_plan(
     round_calls: int | None = None,
 ) -> TimingPlan:
     """KernelBench's cuda_event loop in compatibility mode; interleaved rounds, fresh inputs when hardened
-    (their count cut to a time budget: the device's default unless one is given, 0 for none)."""
+    (their count cut to a time budget: the device's default unless one is given, 0 for none; on a GPU each
+    round sized by time, unless a round size is given)."""
     on_gpu = device == "cuda"
     budget_ms = DEFAULT_TIMING_BUDGET_MS[device] if budget_ms is None else budget_ms
     count = trials or (100 if on_gpu else 10)
@@ -160,6 +179,7 @@ def timing_plan(
             statistic="mean",
             calibration_calls=0,
         )
+    fixed_rounds = round_calls is not None  # a size given is kept for every round
     round_calls = min(count, round_calls or ROUND_CALLS[device])
     return TimingPlan(
         trials=count,
@@ -176,6 +196,9 @@ def timing_plan(
         calibration_calls=10 if on_gpu else 3,
         budget_ms=float(budget_ms or 0.0),
         min_trials=min(count, budget_floor(device, round_calls)) if budget_ms else 0,
+        round_ms=0.0 if fixed_rounds else ROUND_MS[device],
+        min_round_calls=ROUND_MIN_CALLS,
+        round_warmup=ROUND_WARMUP[device],
     )
 
 

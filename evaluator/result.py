@@ -101,7 +101,8 @@ class TimingInfo:
     l2_flush: bool
     note: str = ""
     host_check: dict[str, float] | None = None  # the harness's own clock against the sandbox's claims
-    round_calls: int | None = None  # hardened timing: calls per side before the sides alternate
+    round_calls: int | None = None  # hardened timing: the most calls per side before the sides alternate
+    round_sizes: list[int] | None = None  # hardened timing: each round's calls per side, in order
 
 
 @dataclass

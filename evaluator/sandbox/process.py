@@ -230,6 +230,11 @@ class ChildProcess:
             trace.debug("%s %s < %s%s", self.label, self.spec.get("role"), message.get("event"), peak)
         return message
 
+    def message_waiting(self, timeout: float) -> bool:
+        """Whether the child said something (or ended) within timeout seconds; its message stays unread."""
+        reader = getattr(self, "reader", None)
+        return reader is not None and reader.waiting(timeout)
+
     def send(self, message: dict[str, Any]) -> None:
         if trace.isEnabledFor(logging.DEBUG):
             trace.debug("%s %s > %s", self.label, self.spec.get("role"), message.get("cmd"))

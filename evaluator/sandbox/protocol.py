@@ -26,6 +26,13 @@ class MessageReader:
         self.fd = fd
         self.buffer = b""
 
+    def waiting(self, timeout: float) -> bool:
+        """Whether a message, or the end of the pipe, is there to read within timeout seconds (unread)."""
+        if b"\n" in self.buffer:
+            return True
+        ready, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
+        return bool(ready)
+
     def read(self, deadline: float) -> dict[str, Any]:
         while b"\n" not in self.buffer:
             remaining = deadline - time.monotonic()

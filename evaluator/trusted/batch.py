@@ -9,7 +9,8 @@ before it is timed.
 Kernels are grouped by task (in the manifest's order of first appearance); each task gets one reference
 process for all its kernels. On a GPU the next kernel's child (and the next task's reference process) is
 started while the current kernel runs (the first kernel's while the other candidates build, once its own
-build is done), so their interpreters are up when their turn comes; they touch the device only then. Each
+build is done), so their interpreters are up when their turn comes; they touch the device only then, and the
+current kernel's timing waits until they have booted, so nothing else loads the host while it is timed. Each
 result is written atomically the moment it is known, so a killed batch resumes where it stopped.
 """
 
@@ -138,10 +139,12 @@ def evaluate_jobs(
             launch = launches.pop(job.id, None) or Launch(
                 job.kernel_path, job.task_path, job.source, settings
             )
+            booted_next = []
             if settings.overlapped and position + 1 < len(order):
                 nxt = order[position + 1]
                 prestart(nxt, groups, sessions, launches, settings, starts_reference(nxt[0]))
-            yield job, evaluate_one(session, launch, job, settings)
+                booted_next = booting(nxt, sessions, launches)
+            yield job, evaluate_one(session, launch, job, settings, booted_next)
             if position + 1 == len(order) or order[position + 1][0] != index:
                 sessions.pop(index).close()
     finally:
@@ -201,6 +204,20 @@ def prestart(
         logger.exception("could not start the next child ahead of its turn")
 
 
+def booting(nxt: tuple[int, KernelJob], sessions: dict, launches: dict[str, Launch]) -> list:
+    """The processes just started for the next kernel whose 'ready' nobody has read yet: the child, and the
+    reference process where its task has not been opened (one sized ahead has long booted)."""
+    index, job = nxt
+    children = []
+    launch = launches.get(job.id)
+    if launch is not None and launch.started:
+        children.append(launch.child)
+    session = sessions.get(index)
+    if session is not None and not session.opened and session.problem is None and hasattr(session, "child"):
+        children.append(session.child)
+    return children
+
+
 def close_launches(launches: dict[str, Launch]) -> None:
     for launch in launches.values():
         launch.close()
@@ -233,10 +250,12 @@ class FirstChild:
             self.launches.pop(self.job.id).close()
 
 
-def evaluate_one(session: TaskSession, launch: Launch, job: KernelJob, settings: Settings) -> Result:
+def evaluate_one(
+    session: TaskSession, launch: Launch, job: KernelJob, settings: Settings, ahead: list | None = None
+) -> Result:
     """One kernel's result; a failure of the harness itself is that kernel's harness_error, the rest go on."""
     try:
-        return writable(evaluate_kernel(session, launch, settings))
+        return writable(evaluate_kernel(session, launch, settings, ahead))
     except Exception:  # noqa: BLE001
         logger.exception("harness error while evaluating %s", job.kernel_path)
         return harness_failure(job, settings, traceback.format_exc()[-6000:])

@@ -20,6 +20,7 @@ from evaluator.checks import matches
 from evaluator.clock import StageClock
 from evaluator.policy import Policy
 from evaluator.result import Correctness, Result
+from evaluator.sandbox.process import ChildProcess
 from evaluator.sources import kernel_identity, task_identity
 from evaluator.trusted import flags
 from evaluator.trusted.conversation import Conversation, Stop
@@ -39,6 +40,7 @@ from evaluator.trusted.speed import apply_consistency, judge_timing
 logger = logging.getLogger(__name__)
 
 PROBE_SEED = 7_000_003
+BOOT_WAIT_S = 30.0  # the most one kernel's timing waits for the processes started ahead of their turn to boot
 
 
 @dataclass
@@ -90,8 +92,23 @@ def new_result(task_path: Path, identity: dict[str, Any], settings: Settings) ->
     return result
 
 
-def evaluate_kernel(session: TaskSession, launch: Launch, settings: Settings) -> Result:
-    """The whole verdict for one kernel. Never raises for the kernel's faults; they end up in the result."""
+def wait_booted(children: list[ChildProcess], limit_s: float = BOOT_WAIT_S) -> None:
+    """Until the processes started ahead of their turn have booted (each has said 'ready', left unread), at
+    most limit_s in all: an interpreter importing torch beside a timed kernel is load on the host that the
+    kernel's rounds would carry, and launch-bound kernels feel it."""
+    deadline = time.monotonic() + limit_s
+    for child in children:
+        if not child.message_waiting(max(0.0, deadline - time.monotonic())):
+            logger.info("%s did not boot within %.0f s; timing goes on", child.label, limit_s)
+            return
+
+
+def evaluate_kernel(
+    session: TaskSession, launch: Launch, settings: Settings, ahead: list[ChildProcess] | None = None
+) -> Result:
+    """The whole verdict for one kernel. Never raises for the kernel's faults; they end up in the result.
+
+    `ahead`: the children started for the next kernel, whose boot the timing waits out (wait_booted)."""
     started = time.monotonic()
     result = new_result(launch.task_path, launch.identity, settings)
     flags.apply_static_flags(result, launch.source)
@@ -101,7 +118,7 @@ def evaluate_kernel(session: TaskSession, launch: Launch, settings: Settings) ->
         for stop in (session.failure, session.unfit):
             if stop is not None:
                 raise stop
-        Evaluation(session, launch, settings, result).run()
+        Evaluation(session, launch, settings, result, ahead or []).run()
     except Stop as stop:
         result.fail(stop.kind, stop.message)
     except Exception:  # noqa: BLE001 - our own failure: recorded as such, the batch goes on
@@ -157,6 +174,7 @@ class Evaluation:
     launch: Launch
     settings: Settings
     result: Result
+    ahead: list[ChildProcess]
 
     @property
     def policy(self) -> Policy:
@@ -235,6 +253,8 @@ class Evaluation:
 
     def timing(self, kernel: Conversation, trials: Trials) -> None:
         clock = StageClock()
+        wait_booted(self.ahead)
+        clock.lap("settle")
         before = self.session.calibration
         timing = Rounds(self.session, kernel, self.policy, self.result.limits["call_s"]).run()
         clock.lap("rounds")

@@ -61,30 +61,34 @@ class Rounds:
         return self.timing
 
     def interleaved(self) -> None:
+        """Rounds until every variant has its calls: the first sized by the eager time, the rest by the
+        first round's time per call on our clock (policy.TimingPlan.calls_per_round)."""
         plan = self.policy.timing
         baselines = list(self.policy.baselines)
-        rounds, index = plan.rounds, 0
-        while index < rounds:
-            calls = min(plan.round_calls, plan.trials - index * plan.round_calls)
+        trials, done, index = plan.trials, 0, 0
+        size = plan.calls_per_round(self.session.eager_ms() if self.session is not None else None)
+        while done < trials:
+            calls = min(size, trials - done)
             base = random.getrandbits(40) << 8
             message = {
                 "seeds": [base + call for call in range(calls)],
                 "fingerprint_seed": random.getrandbits(48),
                 "input_seed": random.getrandbits(48),
             }
-            warm = [base + 200 + call for call in range(plan.warmup)] if index == 0 else []
+            warm = [base + 200 + call for call in range(plan.warmup if index == 0 else plan.round_warmup)]
             variants = baselines if index % 2 == 0 else baselines[::-1]
             sides = ("candidate", "reference") if index % 2 == 0 else ("reference", "candidate")
             for side in sides:
                 if side == "candidate":
                     self.candidate_round({**message, "warmup_seeds": warm})
                 elif variants:
-                    ref_warm = (
-                        [base + 300 + call for call in range(plan.baseline_warmup)] if index == 0 else []
-                    )
+                    warmup = plan.baseline_warmup if index == 0 else plan.round_warmup
+                    ref_warm = [base + 300 + call for call in range(warmup)]
                     self.reference_round({**message, "variants": variants, "warmup_seeds": ref_warm})
             if index == 0:
-                rounds = plan.rounds_within_budget(self.slowest_median())
+                trials = plan.trials_within_budget(self.slowest_median())
+                size = plan.calls_per_round(self.slowest_call_ms())
+            done += calls
             index += 1
 
     def slowest_median(self) -> float:
@@ -92,6 +96,12 @@ class Rounds:
         variants = ["candidate", *self.policy.baselines]
         medians = [statistics.median(ms) for ms in map(self.milliseconds, variants) if ms]
         return max(medians, default=0.0)
+
+    def slowest_call_ms(self) -> float:
+        """The most milliseconds of our clock one timed call of either side took in the rounds so far (its
+        loop over its calls): flush, inputs and checks included."""
+        per_call = [turn.loop_ms / len(turn.seeds) for turn in self.timing.rounds if turn.seeds]
+        return max(per_call, default=0.0)
 
     def milliseconds(self, variant: str) -> list[float]:
         """The times of the well-formed records so far (a malformed report is judged after the last round)."""

@@ -79,7 +79,7 @@ def judge_timing(
             result.speedup[baseline] = speedup(
                 result.baseline_ms[baseline], result.runtime_ms, policy.speedup_statistic
             )
-    result.timing = timing_info(policy, len(candidate))
+    result.timing = timing_info(policy, len(candidate), [len(turn.seeds) for turn in timing.of("candidate")])
     if stochastic:
         result.add_flag(
             "stochastic_reference", "info", "the reference uses the RNG; timed outputs not checked"
@@ -91,7 +91,7 @@ def judge_timing(
         apply_integrity_flags(result, turn.integrity)
 
 
-def timing_info(policy: Policy, trials: int) -> TimingInfo:
+def timing_info(policy: Policy, trials: int, round_sizes: list[int] | None = None) -> TimingInfo:
     plan = policy.timing
     return TimingInfo(
         method="cuda_event" if policy.device == "cuda" else "host_clock",
@@ -100,6 +100,7 @@ def timing_info(policy: Policy, trials: int) -> TimingInfo:
         l2_flush=plan.l2_flush,
         note=timing_note(policy),
         round_calls=plan.round_calls if plan.interleaved else None,
+        round_sizes=round_sizes if plan.interleaved else None,
     )
 
 
@@ -108,10 +109,12 @@ def timing_note(policy: Policy) -> str:
         return CPU_TIMING_NOTE
     plan = policy.timing
     if plan.interleaved:
-        how = (
-            f"in rounds of {plan.round_calls} calls alternating with the baselines' process, "
-            "new inputs every call"
+        size = (
+            f"about {plan.round_ms:g} ms ({plan.min_round_calls} to {plan.round_calls} calls)"
+            if plan.round_ms
+            else f"{plan.round_calls} calls"
         )
+        how = f"in rounds of {size} alternating with the baselines' process, new inputs every call"
         if plan.budget_ms:
             how += (
                 f", as many as fill {plan.budget_ms:g} ms per variant at the first round's medians "

@@ -15,16 +15,16 @@ from tests.evaluator.conftest import KERNELS, RELU, run_cli
 def test_the_rounds_fill_the_budget_between_two_rounds_and_all_of_them():
     plan = make_policy("hardened", "cuda", timing_budget_ms=1000).timing
     assert (plan.trials, plan.round_calls, plan.min_trials) == (100, 20, 40)
-    assert plan.rounds_within_budget(20.0) == 3  # 50 calls
-    assert plan.rounds_within_budget(40.0) == 2  # 25 wanted, 40 at least
-    assert plan.rounds_within_budget(5.0) == 5  # 200 wanted, 100 at most
-    assert plan.rounds_within_budget(0.0) == 5  # nothing measured: all of them
+    assert plan.trials_within_budget(20.0) == 50
+    assert plan.trials_within_budget(40.0) == 40  # 25 wanted, 40 at least
+    assert plan.trials_within_budget(5.0) == 100  # 200 wanted, 100 at most
+    assert plan.trials_within_budget(0.0) == 100  # nothing measured: all of them
 
 
-def test_without_a_budget_every_round_runs():
+def test_without_a_budget_every_call_runs():
     plan = make_policy("hardened", "cuda", timing_budget_ms=0).timing
     assert plan.budget_ms == 0
-    assert plan.rounds_within_budget(500.0) == plan.rounds == 5
+    assert plan.trials_within_budget(500.0) == plan.trials == 100
 
 
 def test_on_a_gpu_the_budget_is_one_second_per_variant_unless_given_and_none_on_the_cpu():
@@ -38,7 +38,7 @@ def test_on_a_gpu_the_budget_is_one_second_per_variant_unless_given_and_none_on_
 def test_kernelbench_mode_keeps_its_fixed_count():
     plan = make_policy("kernelbench", "cuda", timing_budget_ms=1000).timing
     assert plan.budget_ms == 0
-    assert plan.rounds_within_budget(500.0) == plan.rounds
+    assert plan.trials_within_budget(500.0) == plan.trials
 
 
 def test_a_bad_budget_is_refused_before_anything_runs(tmp_path):
@@ -92,7 +92,7 @@ def test_the_budget_reads_only_well_formed_times_of_the_first_round():
     rounds.timing.rounds.append(SideRound("candidate", {"candidate": forged}, 50.0, [1, 2, 3, 4]))
     rounds.timing.rounds.append(SideRound("reference", {"eager": [[1, 20.0, [], {}]]}, 30.0, [1]))
     assert rounds.slowest_median() == 40.0  # a malformed report is judged later, as a sandbox_violation
-    assert policy.timing.rounds_within_budget(rounds.slowest_median()) == 2
+    assert policy.timing.trials_within_budget(rounds.slowest_median()) == 40
 
 
 def test_gpu_children_get_the_expandable_allocator_unless_the_worker_says_otherwise(monkeypatch):
@@ -112,8 +112,8 @@ def test_gpu_children_get_the_expandable_allocator_unless_the_worker_says_otherw
 
 def test_the_round_size_can_be_chosen_and_the_budget_still_keeps_forty_calls():
     plan = make_policy("hardened", "cuda", round_calls=5).timing
-    assert (plan.round_calls, plan.rounds, plan.min_trials) == (5, 20, 40)
-    assert plan.rounds_within_budget(40.0) == 8  # 25 wanted, 40 at least: eight rounds of five
+    assert (plan.round_calls, plan.round_ms, plan.min_trials) == (5, 0, 40)
+    assert plan.trials_within_budget(40.0) == 40  # 25 wanted, 40 at least: eight rounds of five
     assert make_policy("hardened", "cuda", round_calls=500).timing.round_calls == 100  # at most the trials
     assert make_policy("kernelbench", "cuda", round_calls=5).timing.round_calls == 101  # one block, as before
     with pytest.raises(ValueError, match="round_calls must be at least 1"):

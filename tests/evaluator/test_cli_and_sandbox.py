@@ -132,7 +132,7 @@ class Session:
 
 class Launch:
     def __init__(self, kernel_path, task_path, source, settings):
-        self.kernel_path, self.task_path = kernel_path, task_path
+        self.kernel_path, self.task_path, self.started = kernel_path, task_path, False
 
     def start(self):
         return self
@@ -144,7 +144,7 @@ class Launch:
 def test_batch_writes_a_harness_error_for_a_kernel_it_cannot_evaluate_or_write(tmp_path, monkeypatch):
     from evaluator.trusted import batch
 
-    def evaluate_kernel(session, launch, settings):
+    def evaluate_kernel(session, launch, settings, ahead=None):
         if launch.kernel_path.stem == "broken_forward":
             raise RuntimeError("the harness broke")
         result = Result(mode="hardened", device="cpu", task={}, kernel={"path": str(launch.kernel_path)})
@@ -185,7 +185,7 @@ def test_the_first_kernels_child_starts_while_its_task_is_sized(tmp_path, monkey
             events.append(f"{self.kernel_path.stem} started")
             return self
 
-    def evaluate_kernel(session, launch, settings):
+    def evaluate_kernel(session, launch, settings, ahead=None):
         launch.start()  # as the real one does: a no-op for a child already started
         events.append(f"{launch.kernel_path.stem} evaluated")
         return Result(mode="hardened", device="cpu", task={}, kernel={"path": str(launch.kernel_path)})
@@ -245,7 +245,7 @@ def test_batch_compile_only_builds_and_evaluates_nothing(tmp_path, monkeypatch, 
         built.extend(job.id for job in jobs)
         return failed
 
-    def evaluate_kernel(session, launch, settings):
+    def evaluate_kernel(session, launch, settings, ahead=None):
         raise AssertionError("compile-only evaluated a kernel")
 
     monkeypatch.setattr(batch, "precompile", precompile)
@@ -268,6 +268,7 @@ class FakeLaunch:
 
     def __init__(self, kernel_path, task_path, source, settings):
         self.kernel_path, self.started, self.closed = kernel_path, False, False
+        self.child = f"{kernel_path.stem}'s child"
         FakeLaunch.made.append(self)
 
     def start(self):
@@ -299,7 +300,7 @@ def test_the_first_kernel_s_child_boots_once_its_build_is_done_while_the_others_
     from evaluator.trusted import batch
 
     FakeLaunch.made = []
-    events, evaluated = [], []
+    events, evaluated, waited_for = [], [], []
 
     def precompile(jobs, settings, workers, out_dir, on_built=None):
         events.append(("before builds", len(FakeLaunch.made)))
@@ -310,8 +311,9 @@ def test_the_first_kernel_s_child_boots_once_its_build_is_done_while_the_others_
             (out_dir / "first.json").write_text("{}")
         return {"first"} if first_fails else set()
 
-    def evaluate_kernel(session, launch, settings):
+    def evaluate_kernel(session, launch, settings, ahead=None):
         evaluated.append((launch.kernel_path.name, launch.started, launch.closed))
+        waited_for.append(ahead)  # the timing waits for these to boot
         launch.close()
         return Result(mode="hardened", device="cpu", task={}, kernel={"path": str(launch.kernel_path)})
 
@@ -333,6 +335,7 @@ def test_the_first_kernel_s_child_boots_once_its_build_is_done_while_the_others_
         assert events[1] == ("during builds", ["honest_cuda_relu.py"])
         assert evaluated == [("honest_cuda_relu.py", True, False), ("honest_torch_matmul.py", True, False)]
         assert [launch.kernel_path.name for launch in FakeLaunch.made].count("honest_cuda_relu.py") == 1
+        assert waited_for == [["honest_torch_matmul's child"], []]  # the next kernel's, started ahead
     assert all(launch.closed for launch in FakeLaunch.made)
 
 
