@@ -12,8 +12,9 @@
 #                                             # (SPEED_PASSES=cold,kernelbench then =cached: two calls, one machine)
 #   bash bench/gpu_validation.sh onepass      # one-pass fingerprints: cost against the torch path, and Triton
 #                                             # kernels (honest, launch-hooked) judged with the kernel prepared
-#   bash bench/gpu_validation.sh rounds       # launch-bound identity candidates, rounds of 20 and of 5 calls
-#                                             # side by side (ROUNDS_PROBLEMS, ROUNDS_REPEATS; carry .kb)
+#   bash bench/gpu_validation.sh rounds       # launch-bound identity candidates, rounds of 20 calls and rounds
+#                                             # sized by time side by side (ROUNDS_PROBLEMS, ROUNDS_SIZES,
+#                                             # ROUNDS_REPEATS; carry .kb)
 # Builds go to one cache (/tmp/kb-gpu-work/cache), so a later stage on the same machine loads them. Everything is
 # written under a work folder and comes back as $OUT/<stage>.log and $OUT/<stage>.tgz (at most 8 files).
 set -uo pipefail
@@ -84,6 +85,7 @@ acceptance() {
     ${ACCEPTANCE_BUDGET_MS:+--timing-budget-ms "$ACCEPTANCE_BUDGET_MS"} ${ACCEPTANCE_SKIP:+--skip "$ACCEPTANCE_SKIP"}
   cat "$OUT/acceptance/acceptance.md" 2>/dev/null | tail -30
   python3 bench/round_first_calls.py "$OUT/acceptance/out" 2>&1 | tail -1
+  python3 bench/round_spells.py "$OUT/acceptance/out" 2>&1 | tail -1
   log done
 }
 
@@ -137,7 +139,7 @@ rounds() {  # does finer alternation share the host's slow spells fairly between
     local task
     task=$(ls .kb/KernelBench/level"${problem%/*}"/"${problem#*/}"_*.py | head -1)
     timeout "${ROUNDS_S:-120}" python3 bench/evaluator_timing_spread.py "$task" identity --repeats "${ROUNDS_REPEATS:-3}" \
-      --round-calls "${ROUNDS_SIZES:-20,5}" --json "$OUT/rounds/${problem/\//_}.json"
+      --round-calls "${ROUNDS_SIZES:-20,time}" --json "$OUT/rounds/${problem/\//_}.json"
   done
   log done
 }

@@ -5,7 +5,8 @@
 Hardened timing alternates the two processes round by round; a cost that only a round's first call pays
 (device memory given back between rounds, a cold cache after the other process ran) shows as that call's
 time over the median of the round's other calls. Each variant's samples are in call order, so the round
-boundaries are every round_calls samples (the result's timing.round_calls, else --round-calls). Prints per
+boundaries come from the result's timing.round_sizes (each round's calls), else every timing.round_calls
+samples, else every --round-calls samples. Prints per
 file and variant the median of first-call / rest-of-round ratios, and over all files the median and largest
 of those ratios per side: candidate (the kernel's process) and baseline (the reference process).
 """
@@ -22,13 +23,31 @@ from pathlib import Path
 logger = logging.getLogger("bench.round_first_calls")
 
 
-def round_ratios(samples: list[float], round_calls: int) -> list[float]:
-    """First call over the median of the other calls, for every full round after the first (warmed up)."""
+def round_sizes(result: dict, count: int, default_round_calls: int) -> list[int]:
+    """Each round's calls: as the result records them, else rounds of its (or the default) fixed size."""
+    timing = result.get("timing") or {}
+    if timing.get("round_sizes"):
+        return list(timing["round_sizes"])
+    size = timing.get("round_calls") or default_round_calls
+    return [min(size, count - start) for start in range(0, count, size)]
+
+
+def rounds_of(samples: list[float], sizes: list[int]) -> list[list[float]]:
+    """The samples cut into their rounds, in order."""
+    rounds, start = [], 0
+    for size in sizes:
+        rounds.append(samples[start : start + size])
+        start += size
+    return [chunk for chunk in rounds if chunk]
+
+
+def round_ratios(samples: list[float], sizes: list[int]) -> list[float]:
+    """First call over the median of the other calls, for every round after the first (warmed up)."""
     ratios = []
-    for start in range(round_calls, len(samples) - round_calls + 1, round_calls):
-        rest = samples[start + 1 : start + round_calls]
+    for chunk in rounds_of(samples, sizes)[1:]:
+        rest = chunk[1:]
         if rest and statistics.median(rest) > 0:
-            ratios.append(samples[start] / statistics.median(rest))
+            ratios.append(chunk[0] / statistics.median(rest))
     return ratios
 
 
@@ -42,10 +61,9 @@ def variants(result: dict) -> dict[str, list[float]]:
 
 def first_call_ratios(result: dict, default_round_calls: int) -> dict[str, float]:
     """Per variant, the median first-call ratio over this result's rounds (one round only: left out)."""
-    round_calls = (result.get("timing") or {}).get("round_calls") or default_round_calls
     medians = {}
     for name, samples in variants(result).items():
-        ratios = round_ratios(samples, round_calls)
+        ratios = round_ratios(samples, round_sizes(result, len(samples), default_round_calls))
         if ratios:
             medians[name] = statistics.median(ratios)
     return medians

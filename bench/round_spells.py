@@ -1,0 +1,100 @@
+"""Did a slow spell fall on one side of hardened timing? Each round's median, in the order the rounds ran.
+
+    python bench/round_spells.py RESULT.json|DIR [...] [--variant eager] [--threshold 1.05] [--json OUT]
+
+Hardened timing alternates the kernel's process and the reference process round by round (round 0: the
+candidate first, round 1: the reference first, and so on). A spell in which the host or the GPU runs slow
+for longer than a round lands on whichever side is running then; with few rounds per side it moves the
+speedup of an identity candidate far from 1. Per result this prints each round's median over its side's
+fastest round, in the order they ran (C: the candidate, B: the baseline), and the spread (slowest round's
+median over the fastest's) of each side; a result is unsteady where a side's spread passes --threshold.
+The summary counts the unsteady results and gives their speedups.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the bench package too
+from bench.round_first_calls import result_files, round_sizes, rounds_of  # noqa: E402
+
+logger = logging.getLogger("bench.round_spells")
+
+
+def round_medians(samples: list[float], sizes: list[int]) -> list[float]:
+    return [statistics.median(chunk) for chunk in rounds_of(samples, sizes)]
+
+
+def in_order(candidate: list[float], baseline: list[float]) -> list[tuple[str, float]]:
+    """Both sides' round medians in the order the rounds ran, each over its side's fastest round."""
+    best = {"C": min(candidate), "B": min(baseline)}
+    order = []
+    for index in range(max(len(candidate), len(baseline))):
+        turns = [("C", candidate), ("B", baseline)] if index % 2 == 0 else [("B", baseline), ("C", candidate)]
+        order += [(side, medians[index] / best[side]) for side, medians in turns if index < len(medians)]
+    return order
+
+
+def spells(result: dict, variant: str) -> dict | None:
+    """A result's rounds in order and each side's spread; None without the samples to tell."""
+    candidate = (result.get("runtime_ms") or {}).get("samples") or []
+    baseline = ((result.get("baseline_ms") or {}).get(variant) or {}).get("samples") or []
+    if not candidate or not baseline:
+        return None
+    sizes = round_sizes(result, len(candidate), 20)
+    ran = in_order(round_medians(candidate, sizes), round_medians(baseline, sizes))
+    spread = {
+        side: max(ratio for s, ratio in ran if s == side)
+        for side in ("C", "B")
+        if any(s == side for s, _ in ran)
+    }
+    return {
+        "speedup": (result.get("speedup") or {}).get(variant),
+        "rounds_per_side": len(sizes),
+        "spread": spread,
+        "order": " ".join(f"{side}{ratio:.2f}" for side, ratio in ran),
+    }
+
+
+def summary(per_file: dict[str, dict], threshold: float) -> dict:
+    unsteady = {name: row for name, row in per_file.items() if max(row["spread"].values()) > threshold}
+    return {
+        "results": len(per_file),
+        "unsteady": len(unsteady),
+        "threshold": threshold,
+        "unsteady_speedups": {name: row["speedup"] for name, row in unsteady.items()},
+    }
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--variant", default="eager")
+    parser.add_argument(
+        "--threshold", type=float, default=1.05, help="a side's slowest round over its fastest"
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    per_file = {}
+    for path in result_files(args.paths):
+        row = spells(json.loads(path.read_text()), args.variant)
+        if row is not None:
+            per_file[path.stem] = row
+            logger.info(
+                "%s speedup %s rounds %d: %s", path.stem, row["speedup"], row["rounds_per_side"], row["order"]
+            )
+    report = {"files": per_file, "summary": summary(per_file, args.threshold)}
+    logger.info("rounds: %s", json.dumps(report["summary"]))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    return 0 if per_file else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
