@@ -101,10 +101,15 @@ def main() -> int:
         if medians:
             per_file[str(path)] = medians
             logger.info("%s %s", path.name, " ".join(f"{k}={v:.3f}" for k, v in medians.items()))
-    report = {"files": per_file, "summary": summary(per_file)}
-    logger.info("first call of a round over the rest: %s", json.dumps(report["summary"]))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1))
+    return report_out(per_file, summary(per_file), "first call of a round over the rest", args.json)
+
+
+def report_out(per_file: dict, totals: dict, label: str, path: Path | None) -> int:
+    """The summary logged under label and the whole report written to path (if given); 0 when some file
+    had rounds to tell about."""
+    logger.info("%s: %s", label, json.dumps(totals))
+    if path:
+        path.write_text(json.dumps({"files": per_file, "summary": totals}, indent=1))
     return 0 if per_file else 1
 
 

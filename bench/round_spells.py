@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the bench package too
-from bench.round_first_calls import result_files, round_sizes, rounds_of  # noqa: E402
+from bench.round_first_calls import report_out, result_files, round_sizes, rounds_of  # noqa: E402
 
 logger = logging.getLogger("bench.round_spells")
 
@@ -89,11 +89,7 @@ def main() -> int:
             logger.info(
                 "%s speedup %s rounds %d: %s", path.stem, row["speedup"], row["rounds_per_side"], row["order"]
             )
-    report = {"files": per_file, "summary": summary(per_file, args.threshold)}
-    logger.info("rounds: %s", json.dumps(report["summary"]))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1))
-    return 0 if per_file else 1
+    return report_out(per_file, summary(per_file, args.threshold), "rounds", args.json)
 
 
 if __name__ == "__main__":
