@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the bench package too
-from bench.round_first_calls import report_out, result_files, round_sizes, rounds_of  # noqa: E402
+from bench.round_first_calls import report_out, result_files, round_sizes, rounds_of, variants  # noqa: E402
 
 logger = logging.getLogger("bench.round_spells")
 
@@ -42,22 +42,16 @@ def in_order(candidate: list[float], baseline: list[float]) -> list[tuple[str, f
 
 def spells(result: dict, variant: str) -> dict | None:
     """A result's rounds in order and each side's spread; None without the samples to tell."""
-    candidate = (result.get("runtime_ms") or {}).get("samples") or []
-    baseline = ((result.get("baseline_ms") or {}).get(variant) or {}).get("samples") or []
-    if not candidate or not baseline:
+    samples = variants(result)
+    if "candidate" not in samples or variant not in samples:
         return None
-    sizes = round_sizes(result, len(candidate), 20)
-    ran = in_order(round_medians(candidate, sizes), round_medians(baseline, sizes))
-    spread = {
-        side: max(ratio for s, ratio in ran if s == side)
-        for side in ("C", "B")
-        if any(s == side for s, _ in ran)
-    }
+    sizes = round_sizes(result, len(samples["candidate"]), 20)
+    medians = {"C": round_medians(samples["candidate"], sizes), "B": round_medians(samples[variant], sizes)}
     return {
         "speedup": (result.get("speedup") or {}).get(variant),
         "rounds_per_side": len(sizes),
-        "spread": spread,
-        "order": " ".join(f"{side}{ratio:.2f}" for side, ratio in ran),
+        "spread": {side: max(values) / min(values) for side, values in medians.items()},
+        "order": " ".join(f"{side}{ratio:.2f}" for side, ratio in in_order(medians["C"], medians["B"])),
     }
 
 
