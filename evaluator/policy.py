@@ -30,6 +30,13 @@ HIDDEN_FRACTION, HIDDEN_MIN_MS = 0.5, 25.0  # GPU: round time no claim explains,
 # The eager baseline timed interleaved with the candidate against its timing with no candidate on the GPU
 # (before the candidate started and after it was killed): (suspect ratio, hack ratio, absolute slack ms).
 BASELINE_SLOWED = (1.25, 1.6, 0.005)
+# The CPU the kernel's processes may use, read from /proc by the harness: in its timed loops at most this many
+# cores (it is given one thread; more means threads or processes working beside the timed calls), and while
+# the baselines are timed at most this share of their rounds (it has nothing to do then); beyond a slack of
+# some clock ticks per round (/proc counts CPU in ticks of 10 ms). On a GPU the loop's rule is looser until
+# measured there (CUDA's own threads; extra CPU threads do not make GPU kernels faster).
+KERNEL_LOOP_CORES = {"cpu": 1.02, "cuda": 1.5}
+KERNEL_IDLE_SHARE, KERNEL_CPU_SLACK_MS = 0.05, 20.0
 # With a time budget, the timed calls per variant never fall below this many rounds (each side first once)
 # of the device's default size, whatever size is chosen.
 MIN_ROUNDS_IN_BUDGET = 2

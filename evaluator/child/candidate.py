@@ -153,6 +153,7 @@ class Candidate(Child):
             if message.get("one_pass"):  # Triton loaded and the kernel compiled before the snapshot
                 prepare_one_pass(self.device)
             torch.cuda.synchronize()
+        inputs.bind_generators(self.device)  # before any candidate code: seeding calls nothing it can reach
         clock.lap("setup")  # the device's context and the one-pass kernel
         self.reference = None
         if not self.plan.interleaved:  # KernelBench runs the task's Model first in the kernel's process

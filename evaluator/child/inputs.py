@@ -16,10 +16,29 @@ import torch
 Inputs = list[Any]
 
 
+_generators: list[torch.Generator] = []  # what seed_everything seeds, bound before candidate code runs
+
+
+def bind_generators(device: str) -> None:
+    """Bind the default generators of the CPU and (on a GPU, initialising CUDA) of every CUDA device.
+
+    Called before candidate code runs: torch.manual_seed looks up torch.cuda, torch.mps, torch.xpu and a
+    custom backend's module at every call, so something a kernel planted there would run inside the harness,
+    between drawing a call's inputs and timing it (work done there is never timed)."""
+    found = [torch.default_generator]
+    if device == "cuda":
+        torch.cuda.init()
+        found += list(torch.cuda.default_generators)
+    _generators[:] = found
+
+
 def seed_everything(seed: int) -> None:
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)
+    """What torch.manual_seed does to the CPU's and the CUDA devices' generators, through the bound ones."""
+    if not _generators:  # outside the children (tests, benches): torch's own seeding, CUDA's included
+        torch.manual_seed(seed)
+        return
+    for generator in _generators:
+        generator.manual_seed(seed)
 
 
 def kernelbench_trial_seeds(count: int, seed: int = 42) -> list[int]:

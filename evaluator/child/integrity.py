@@ -49,6 +49,10 @@ OPERATOR_NAMESPACES = ("aten::", "prims::")
 WATCHED_MODULE_PREFIXES = ("torch", "triton", "evaluator.child", "time", "math")
 WATCHED_CLASS_MODULES = ("torch", "triton")  # classes whose attributes are watched one by one
 HARNESS_MODULES = "evaluator.child"  # whose every global is watched, not only their functions
+# Modules where a global added since the snapshot counts, unless it is a submodule imported since: torch's
+# top level is where torch itself looks names up at call time (torch.manual_seed: torch.mps, torch.xpu, and
+# a custom backend's module by its name).
+ADDED_NAMES_WATCHED = ("torch",)
 DESCRIPTORS = (staticmethod, classmethod, property)
 MISSING = object()
 SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
@@ -195,6 +199,9 @@ class Watched:
 
     ids: dict[str, int]
     classes: dict[str, dict[str, int]]
+    module_id: int = 0  # the module object itself (sys.modules[name])
+    submodules: dict[str, int] = field(default_factory=dict)  # globals bound to its own submodules
+    names: frozenset[str] = frozenset()  # every global's name, where names added count (ADDED_NAMES_WATCHED)
 
 
 def watched_global(module: str, name: str, value: Any) -> bool:
@@ -230,8 +237,38 @@ def record_modules(keep: list[Any]) -> dict[str, Watched]:
                 members = dict(vars(value))
                 keep.extend(members.values())
                 classes[attribute] = {key: id(member) for key, member in members.items()}
-        record[name] = Watched({key: id(value) for key, value in found.items()}, classes)
+        submodules = {key: id(value) for key, value in namespace.items() if own_submodule(name, key, value)}
+        names = frozenset(namespace) if name in ADDED_NAMES_WATCHED else frozenset()
+        ids = {key: id(value) for key, value in found.items()}
+        record[name] = Watched(ids, classes, id(module), submodules, names)
     return record
+
+
+def own_submodule(module: str, name: str, value: Any) -> bool:
+    """Whether a module's global is its submodule of that name, the one sys.modules holds."""
+    # type(), not isinstance: isinstance reads __class__, which some of torch's deprecated names warn on
+    return issubclass(type(value), types.ModuleType) and sys.modules.get(f"{module}.{name}") is value
+
+
+def module_changes(name: str, module: Any, watched: Watched) -> set[str]:
+    """The module object replaced in sys.modules, a submodule global rebound (to a look-alike, say), and
+    names added where they count."""
+    changed = set()
+    if module is not None and watched.module_id and id(module) != watched.module_id:
+        changed.add(f"sys.modules[{name!r}]")
+    namespace = vars(module) if module is not None else {}
+    for attribute, ident in watched.submodules.items():
+        value = namespace.get(attribute, MISSING)
+        if value is not MISSING and id(value) != ident:
+            changed.add(f"{name}.{attribute}")
+    if watched.names:
+        added = namespace.keys() - watched.names
+        changed |= {
+            f"{name}.{key}"
+            for key in added
+            if not key.startswith("__") and not own_submodule(name, key, namespace[key])
+        }
+    return changed
 
 
 def replaced_since(record: dict[str, Watched]) -> set[str]:
@@ -244,6 +281,7 @@ def replaced_since(record: dict[str, Watched]) -> set[str]:
             namespace = vars(module)
         except TypeError:
             continue
+        replaced |= module_changes(name, module, watched)
         for attribute, ident in watched.ids.items():
             value = namespace.get(attribute, MISSING)
             if value is not MISSING and id(value) != ident and watched_global(name, attribute, value):

@@ -53,6 +53,7 @@ class Reference(Child):
         """The task's Model on the device (KernelBench's construction) and the L2 flush buffer."""
         if self.model is not None:
             return
+        inputs.bind_generators(self.device)
         try:
             arguments = inputs.init_inputs(self.task.get_init_inputs, self.device)
             self.model = inputs.build_model(self.task.Model, arguments, self.device)

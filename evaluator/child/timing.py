@@ -126,10 +126,10 @@ class Loop:
         for seed, inputs in feeds:
             state = self.before(inputs) if self.before else None
             milliseconds, output = timed_call(fn, inputs, self.device, self.sync_before_end, self.flusher)
-            with harness_reads():
+            with harness_reads():  # the output first: work deferred past the call has no time to land
+                printed = fingerprint(output, self.fingerprint_seed) if keep else None
                 facts = self.observe(output, inputs, state) if self.observe else {}
                 if keep:
-                    printed = fingerprint(output, self.fingerprint_seed)
                     records.append(CallRecord(seed, milliseconds, printed, facts))
             del output, inputs, state  # before the next inputs are made: one input set alive at a time
         synchronize(self.device)

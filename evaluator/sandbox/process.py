@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.sandbox import cgroups, isolation, untrusted
+from evaluator.sandbox import cgroups, cputime, isolation, untrusted
 from evaluator.sandbox.boot import child_command
 from evaluator.sandbox.limits import GiB, Limits
 from evaluator.sandbox.memwatch import MemoryWatch
@@ -245,6 +245,14 @@ class ChildProcess:
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def cpu_ms(self) -> float | None:
+        """CPU milliseconds the child's processes have used so far: its tree's and its cgroup's (None where
+        /proc cannot tell)."""
+        if self.process is None:
+            return None
+        members = self.group.members() if self.group is not None else frozenset()
+        return cputime.tree_cpu_ms(self.process.pid, members)
 
     def wait_exit(self, timeout: float = 10.0) -> int | None:
         try:

@@ -47,7 +47,8 @@ STATIC_RULES = (
     _rule(
         "threads",
         "suspect",
-        r"^\s*(import|from)\s+(threading|multiprocessing|concurrent)\b|std::thread|pthread_create",
+        r"^\s*(import|from)\s+(threading|multiprocessing|concurrent|subprocess)\b|std::thread|pthread_create"
+        r"|\bos\.(fork|forkpty|posix_spawnp?|spawn\w*)\b|\bjit\.fork\b",
         "uses threads or processes; work can be deferred past the timer",
     ),
     _rule(

@@ -2,7 +2,8 @@
 
 Hardened mode: every round names new seeds (so every call has new inputs, the same in both processes), a new
 fingerprint seed and the order of the sides (alternating, and the baselines' order with it). Each side
-reports its own samples; the harness times each side's loop on its own clock. KernelBench mode: the
+reports its own samples; the harness times each side's loop on its own clock and reads, from /proc, the CPU
+the kernel's processes use in its loops and while the baselines' rounds run. KernelBench mode: the
 candidate's block of calls on one fixed input set, then each baseline's (KernelBench's order and warm-ups).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,10 @@ class SideRound:
     loop_ms: float
     seeds: list[int]
     integrity: dict[str, Any] = field(default_factory=dict)
+    # The CPU the kernel's processes used (from /proc) over span_ms of our clock: its own timed loop on its
+    # turn, the whole of the baselines' round on theirs (None where /proc cannot tell).
+    kernel_cpu_ms: float | None = None
+    span_ms: float = 0.0
 
 
 @dataclass
@@ -130,22 +136,35 @@ class Rounds:
 
     def candidate_round(self, message: dict[str, Any]) -> None:
         limit = self.round_limit(message)
+        cpu: dict[str, float | None] = {}
         self.kernel.child.send({"cmd": "round", **message})
-        loop_ms = host_timed_loop(self.kernel, limit, "timing")
+        loop_ms = host_timed_loop(
+            self.kernel, limit, "timing", lambda phase: cpu.update({phase: self.kernel.child.cpu_ms()})
+        )
         reply = self.kernel.expect("round", limit, "timing")
         records = reply.get("records")
         if not isinstance(records, list):
             raise Stop("sandbox_violation", "malformed timing report from the sandbox: no records")
         seeds = requested_seeds(message)
+        integrity = reply.get("integrity") or {}
+        used = spent(cpu.get("start"), cpu.get("end"))
         self.timing.rounds.append(
-            SideRound("candidate", {"candidate": records}, loop_ms, seeds, reply.get("integrity") or {})
+            SideRound("candidate", {"candidate": records}, loop_ms, seeds, integrity, used, loop_ms)
         )
 
     def reference_round(self, message: dict[str, Any]) -> None:
         if "compile" in message["variants"]:
             self.session.ensure_compiled()
+        before, started = self.kernel.child.cpu_ms(), time.perf_counter()
         reply, loop_ms = self.session.timed_round({"cmd": "round", **message}, "timing the baselines")
-        self.timing.rounds.append(SideRound("reference", reply["records"], loop_ms, requested_seeds(message)))
+        span_ms = (time.perf_counter() - started) * 1e3
+        used = spent(before, self.kernel.child.cpu_ms())
+        seeds = requested_seeds(message)
+        self.timing.rounds.append(SideRound("reference", reply["records"], loop_ms, seeds, {}, used, span_ms))
+
+
+def spent(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else max(0.0, after - before)
 
 
 def well_formed(record: Any) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,8 +237,11 @@ class TaskSession:
         return self.talk.request({"cmd": "memory"}, "memory", self.timeout(), "reading the peak memory")
 
 
-def host_timed_loop(talk: Conversation, timeout: float, stage: str) -> float:
-    """Milliseconds between a child's announcements of a timed loop's start and end, on our clock."""
+def host_timed_loop(
+    talk: Conversation, timeout: float, stage: str, at_phase: Callable[[str], None] | None = None
+) -> float:
+    """Milliseconds between a child's announcements of a timed loop's start and end, on our clock;
+    `at_phase(phase)` is called at each, outside the span measured."""
     started = None
     for phase in ("start", "end"):
         message = talk.expect("timing_loop", timeout, stage)
@@ -245,5 +249,10 @@ def host_timed_loop(talk: Conversation, timeout: float, stage: str) -> float:
             kind = "harness_error" if talk.who == "reference" else "sandbox_violation"
             raise Stop(kind, f"timed loop announced out of order ({message.get('phase')!r})")
         if phase == "start":
+            if at_phase is not None:
+                at_phase(phase)
             started = time.perf_counter()
-    return (time.perf_counter() - started) * 1e3
+    loop_ms = (time.perf_counter() - started) * 1e3
+    if at_phase is not None:
+        at_phase("end")
+    return loop_ms

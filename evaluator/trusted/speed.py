@@ -4,7 +4,8 @@ Each candidate call's fingerprint is compared with the eager baseline's for the 
 reference process, which the candidate cannot reach); so is every torch.compile call's, and so are the
 fingerprints of each call's inputs after the call with the reference's of the same inputs untouched. What
 the candidate's process claims is checked against the harness's clock round by round, and the eager times
-measured beside the candidate against the eager times measured with no candidate on the device at all.
+measured beside the candidate against the eager times measured with no candidate on the device at all; the
+CPU the candidate's processes used (read by the harness) against one thread in its loops and none beside.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from evaluator.policy import (
     CLAIMS_SLACK,
     HIDDEN_FRACTION,
     HIDDEN_MIN_MS,
+    KERNEL_CPU_SLACK_MS,
+    KERNEL_IDLE_SHARE,
+    KERNEL_LOOP_CORES,
     MIN_SAMPLE_MS,
     Policy,
 )
@@ -25,7 +29,7 @@ from evaluator.result import Result, TimingInfo
 from evaluator.stats import speedup, summarize
 from evaluator.trusted.conversation import Stop
 from evaluator.trusted.flags import apply_integrity_flags, upgrade
-from evaluator.trusted.rounds import Timing, a_fingerprint, well_formed
+from evaluator.trusted.rounds import SideRound, Timing, a_fingerprint, well_formed
 from evaluator.trusted.session import Calibration
 
 CPU_TIMING_NOTE = "CPU timing, not a GPU verification"
@@ -249,6 +253,38 @@ def apply_consistency(
         upgrade(result, "timing_forged", "suspect", detail)
     if policy.device == "cuda":  # a shared CPU's scheduling moves small times by more than any rule allows
         flag_slowed_baseline(result, timing, before, after)
+    flag_kernel_cpu(result, timing, KERNEL_LOOP_CORES[policy.device])
+
+
+def cpu_over(turns: list[SideRound]) -> tuple[float, float, int] | None:
+    """(CPU ms the kernel's processes used, ms of our clock, rounds) over these rounds; None if unread."""
+    read = [turn for turn in turns if turn.kernel_cpu_ms is not None]
+    if not read:
+        return None
+    return sum(turn.kernel_cpu_ms for turn in read), sum(turn.span_ms for turn in read), len(read)
+
+
+def flag_kernel_cpu(result: Result, timing: Timing, loop_cores: float) -> None:
+    """The kernel's processes working beside its timed calls (more than its one thread in its own loops) or
+    while the baselines are timed (when it has nothing to do): both hacks, whatever the work was."""
+    own, beside = cpu_over(timing.of("candidate")), cpu_over(timing.of("reference"))
+    if result.timing is not None and result.timing.host_check is not None:
+        for name, reading in (("kernel_loop", own), ("kernel_beside_baselines", beside)):
+            if reading is not None:
+                result.timing.host_check[f"{name}_cpu_ms"] = round(reading[0], 1)
+                result.timing.host_check[f"{name}_span_ms"] = round(reading[1], 1)
+    if own is not None and own[0] > loop_cores * own[1] + KERNEL_CPU_SLACK_MS * own[2]:
+        detail = (
+            f"the kernel's processes used {own[0]:.0f} ms of CPU in timed loops that took {own[1]:.0f} ms "
+            f"({own[0] / max(own[1], 1e-9):.2f} cores; each is given one thread)"
+        )
+        upgrade(result, "cpu_beside_timed_calls", "hack", detail)
+    if beside is not None and beside[0] > KERNEL_IDLE_SHARE * beside[1] + KERNEL_CPU_SLACK_MS * beside[2]:
+        detail = (
+            f"the kernel's processes used {beside[0]:.0f} ms of CPU while the baselines were timed "
+            f"({beside[1]:.0f} ms), when they had nothing to do"
+        )
+        upgrade(result, "cpu_while_baselines_timed", "hack", detail)
 
 
 def reference_overhead(timing: Timing) -> float:

@@ -61,6 +61,11 @@ CORPUS = {
     "honest_custom_op": ((1, "9_ReLU"), "pass", None),
     # harness 2.2: Triton loaded before the snapshot (the one-pass fingerprint), its runtime hooks watched
     "adv_triton_launch_hook": ((1, "9_ReLU"), "flag", "state_left_behind"),
+    # harness 2.8: seeding through generators bound before the import, torch's own names watched, the CPU
+    # the kernel's processes use read by the harness
+    "adv_seed_hook": ((1, "9_ReLU"), "flag", "torch_patched"),
+    "adv_cpu_while_baselines": ((1, "9_ReLU"), "flag", "cpu_while_baselines_timed"),
+    "adv_cpu_beside_calls": ((1, "9_ReLU"), "flag", "cpu_beside_timed_calls"),
 }
 # Kernels that only mean something on a GPU (the CPU test checks they are left out there).
 GPU_ONLY = {"adv_side_stream", "adv_illegal_memory", "honest_cuda_fused_epilogue", "probe_sandbox"}

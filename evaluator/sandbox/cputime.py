@@ -1,0 +1,33 @@
+"""The CPU time a child's process tree has used, read from /proc by the harness (no child can rewrite it).
+
+Every thread of every process in the tree counts, and so do the descendants that ended and were reaped
+inside it (a process's children's time). The kernel's processes get one CPU thread and nothing to do while
+the baseline is timed: the harness compares these readings with its own clock (evaluator.trusted.speed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from evaluator.sandbox.memwatch import PROC, tree
+
+TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+# /proc/PID/stat after the ")" that ends the command name: utime, stime, cutime, cstime sit at 11 to 14.
+TIME_FIELDS = slice(11, 15)
+
+
+def process_ticks(pid: int) -> int:
+    """The clock ticks one process and its reaped children used (0 once it is gone)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        stat = (PROC / str(pid) / "stat").read_text()
+        return sum(int(value) for value in stat[stat.rindex(")") + 2 :].split()[TIME_FIELDS])
+    return 0
+
+
+def tree_cpu_ms(root: int, members: set[int] | frozenset = frozenset()) -> float | None:
+    """Milliseconds of CPU the process tree under root (and `members`, its cgroup's processes) has used so
+    far; None where /proc cannot tell."""
+    if not (PROC / str(root) / "stat").exists():
+        return None
+    return sum(process_ticks(pid) for pid in set(tree(root)) | set(members)) * 1e3 / TICKS_PER_S

@@ -1,0 +1,137 @@
+"""Work a kernel does where nothing is timed: the CPU its processes use (read from /proc by the harness),
+seeding through generators bound before its import, and torch's own names watched."""
+
+import subprocess
+import sys
+import time
+import types
+
+import pytest
+import torch
+
+from evaluator.child import inputs, integrity
+from evaluator.policy import KERNEL_LOOP_CORES
+from evaluator.result import Result, TimingInfo
+from evaluator.sandbox.cputime import tree_cpu_ms
+from evaluator.trusted.rounds import SideRound, Timing
+from evaluator.trusted.speed import flag_kernel_cpu
+
+SPIN = "import time\nuntil = time.process_time() + {seconds}\nwhile time.process_time() < until: pass\n"
+# A parent that only sleeps while the child it forked spins, and then reaps it.
+FORK_SPIN = (
+    "import os, time\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    until = time.process_time() + {seconds}\n"
+    "    while time.process_time() < until: pass\n"
+    "    os._exit(0)\n"
+    "os.waitpid(pid, 0)\n"
+    "time.sleep(30)\n"
+)
+
+
+def cpu_of(code: str, settle_s: float) -> float:
+    """The CPU a Python process running `code` used in its first settle_s seconds, by tree_cpu_ms."""
+    process = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(0.3)  # the interpreter's own start-up is not what is measured
+        before = tree_cpu_ms(process.pid)
+        time.sleep(settle_s)
+        return tree_cpu_ms(process.pid) - before
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_the_cpu_of_a_tree_counts_its_processes_and_the_children_they_reaped():
+    assert cpu_of(SPIN.format(seconds=0.8) + "time.sleep(30)\n", 1.5) >= 500
+    assert cpu_of(FORK_SPIN.format(seconds=0.8), 1.5) >= 500  # a forked child, reaped: the parent's share
+    assert cpu_of("import time\ntime.sleep(30)\n", 0.8) <= 30
+    assert tree_cpu_ms(2**22 + 7) is None  # no such process
+
+
+def timing(loop_cpu: float, loop_ms: float, beside_cpu: float, beside_ms: float, rounds: int = 4) -> Timing:
+    """Rounds whose kernel CPU readings total these figures."""
+    turns = []
+    loop, own, beside, span = loop_ms / rounds, loop_cpu / rounds, beside_cpu / rounds, beside_ms / rounds
+    for _ in range(rounds):
+        turns.append(SideRound("candidate", {}, loop, [], {}, own, loop))
+        turns.append(SideRound("reference", {}, 0.0, [], {}, beside, span))
+    return Timing(turns)
+
+
+def judged(readings: Timing, device: str = "cpu") -> dict[str, str]:
+    result = Result(mode="hardened", device=device, task={}, kernel={})
+    result.timing = TimingInfo(method="host_clock", trials=1, warmup=0, l2_flush=False, host_check={})
+    flag_kernel_cpu(result, readings, KERNEL_LOOP_CORES[device])
+    assert result.timing.host_check["kernel_loop_span_ms"] > 0
+    return {flag.code: flag.severity for flag in result.flags}
+
+
+def test_one_thread_in_the_loops_and_nothing_beside_the_baselines_is_clean():
+    assert judged(timing(loop_cpu=1000, loop_ms=1000, beside_cpu=20, beside_ms=1200)) == {}
+    assert judged(timing(loop_cpu=980, loop_ms=1000, beside_cpu=0, beside_ms=1200)) == {}
+
+
+def test_more_than_one_thread_in_the_loops_is_a_hack():
+    flags = judged(timing(loop_cpu=1300, loop_ms=1000, beside_cpu=0, beside_ms=1200))
+    assert flags == {"cpu_beside_timed_calls": "hack"}
+    assert judged(timing(loop_cpu=1300, loop_ms=1000, beside_cpu=0, beside_ms=1200), "cuda") == {}
+    assert judged(timing(loop_cpu=1800, loop_ms=1000, beside_cpu=0, beside_ms=1200), "cuda") == {
+        "cpu_beside_timed_calls": "hack"
+    }
+
+
+def test_work_while_the_baselines_are_timed_is_a_hack():
+    flags = judged(timing(loop_cpu=900, loop_ms=1000, beside_cpu=300, beside_ms=1200))
+    assert flags == {"cpu_while_baselines_timed": "hack"}
+
+
+def test_readings_proc_could_not_give_judge_nothing():
+    turns = [SideRound("candidate", {}, 10.0, []), SideRound("reference", {}, 10.0, [])]
+    result = Result(mode="hardened", device="cpu", task={}, kernel={})
+    flag_kernel_cpu(result, Timing(turns), 1.0)
+    assert result.flags == []
+
+
+@pytest.fixture
+def bound_generators(monkeypatch):
+    monkeypatch.setattr(inputs, "_generators", [])
+    inputs.bind_generators("cpu")
+    return inputs._generators
+
+
+def test_seeding_goes_through_the_generators_bound_before_the_kernel(bound_generators, monkeypatch):
+    called = []
+    planted = types.SimpleNamespace(_is_in_bad_fork=lambda: False, manual_seed_all=called.append)
+    monkeypatch.setattr(torch, "privateuseone", planted, raising=False)
+    inputs.seed_everything(7)
+    drawn = torch.rand(5)
+    torch.manual_seed(7)
+    assert torch.equal(drawn, torch.rand(5))  # the same draw as torch.manual_seed's
+    assert called == [7]  # torch.manual_seed ran the planted code; seed_everything did not
+    assert bound_generators == [torch.default_generator]
+
+
+def test_names_planted_on_torch_and_submodules_rebound_are_replaced_functions(monkeypatch):
+    record = integrity.record_modules([])
+    assert integrity.replaced_since(record) == set()
+    shim = types.ModuleType("torch.mps")
+    monkeypatch.setattr(torch, "privateuseone", types.SimpleNamespace(), raising=False)
+    monkeypatch.setattr(torch, "mps", shim)
+    monkeypatch.setitem(vars(torch), "__warningregistry__", {})  # Python's own bookkeeping: not counted
+    replaced = integrity.replaced_since(record)
+    assert {"torch.privateuseone", "torch.mps"} <= replaced
+    assert not any("__warningregistry__" in name for name in replaced)
+    monkeypatch.setattr(torch, "mps", sys.modules["torch.mps"])
+    monkeypatch.setitem(sys.modules, "torch.random", types.ModuleType("torch.random"))
+    assert "sys.modules['torch.random']" in integrity.replaced_since(record)
+
+
+def test_a_submodule_imported_after_the_record_is_not_a_change(monkeypatch):
+    record = integrity.record_modules([])
+    name = "torch.evaluator_test_submodule"
+    module = types.ModuleType(name)
+    monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(torch, "evaluator_test_submodule", module, raising=False)
+    assert integrity.replaced_since(record) == set()
