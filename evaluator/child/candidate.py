@@ -8,8 +8,10 @@ checks them against what the reference process computed. Baselines never run her
 
 from __future__ import annotations
 
+import gc
 import importlib
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -301,6 +303,8 @@ class Candidate(Child):
         if self.check_inputs and before is None:  # the harness compares them with the reference's, untouched
             facts["inputs"] = input_prints(values, self.input_seed)
         quick = self.snapshot.quick()
+        if gc.isenabled():  # timing.Loop turns it off: back on, a finaliser could run as inputs are drawn
+            quick["hooks"] = [*quick["hooks"], "gc: the collector turned back on inside a timed loop"]
         facts["state"] = {key: value for key, value in quick.items() if value}
         return {
             key: value
@@ -327,7 +331,7 @@ class Candidate(Child):
             self.before,
         )
         try:
-            warm = ((seed, self.make(seed)) for seed in message.get("warmup_seeds", []))
+            warm = self.drawn(self.seeds_for(message, "warmup_seeds", "warmup_calls"))
             loop.run(self.candidate, warm, keep=False)
             self.emit({"event": "timing_loop", "phase": "start"})
             records = loop.run(self.candidate, self.feed(message))
@@ -349,7 +353,26 @@ class Candidate(Child):
         if message.get("fixed_seed") is not None:
             values = self.make(message["fixed_seed"])
             return ((message["fixed_seed"], values) for _ in range(message["calls"]))
-        return ((seed, self.make(seed)) for seed in message["seeds"])
+        return self.drawn(self.seeds_for(message, "seeds", "calls"))
+
+    def drawn(self, seeds: Iterable[int]):
+        return ((seed, self.make(seed)) for seed in seeds)
+
+    def seeds_for(self, message: dict[str, Any], listed: str, counted: str) -> Iterable[int]:
+        """The round's seeds as listed, or (hardened rounds) asked of the harness one call at a time, when
+        that call's inputs are drawn: no later call's seed is in this process before its turn, so nothing
+        here can prepare a later call's output (in a warm-up call, or anywhere else nothing is timed)."""
+        if listed in message:
+            return message[listed]
+        return self.seeds_on_request(int(message.get(counted, 0)))
+
+    def seeds_on_request(self, count: int):
+        for _ in range(count):
+            self.emit({"event": "next_seed"})
+            answer = self.commands.read()
+            if answer.get("cmd") != "seed" or not isinstance(answer.get("seed"), int):
+                raise StageFailure("harness_error", f"expected a seed, got {answer.get('cmd')!r}")
+            yield answer["seed"]
 
     def cmd_probe(self, message: dict[str, Any]) -> dict[str, Any]:
         """The deferred-work probe and, on a GPU, the kernels one call launches."""

@@ -120,8 +120,20 @@ class Loop:
     before: Callable[[list[Any]], Any] | None = None  # candidate: what observe compares after the call
 
     def run(self, fn: Variant, feeds: Iterable[tuple[int, list[Any]]], keep: bool = True) -> list[CallRecord]:
-        """Time fn on each (seed, inputs); fingerprint (and observe) each output outside the timed region."""
+        """Time fn on each (seed, inputs); fingerprint (and observe) each output outside the timed region.
+
+        The cyclic collector is off meanwhile (in both children): a finaliser of the kernel's then runs only
+        where the harness lets go of an object it returned, never while the next call's inputs are drawn."""
         freeze_heap()
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self.calls(fn, feeds, keep)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def calls(self, fn: Variant, feeds: Iterable[tuple[int, list[Any]]], keep: bool) -> list[CallRecord]:
         records = []
         for seed, inputs in feeds:
             state = self.before(inputs) if self.before else None

@@ -13,6 +13,7 @@ import math
 import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,13 +76,12 @@ class Rounds:
         size = plan.calls_per_round(self.session.eager_ms() if self.session is not None else None)
         while done < trials:
             calls = min(size, trials - done)
-            base = random.getrandbits(40) << 8
             message = {
-                "seeds": [base + call for call in range(calls)],
+                "seeds": fresh_seeds(calls),
                 "fingerprint_seed": random.getrandbits(48),
                 "input_seed": random.getrandbits(48),
             }
-            warm = [base + 200 + call for call in range(plan.warmup if index == 0 else plan.round_warmup)]
+            warm = fresh_seeds(plan.warmup if index == 0 else plan.round_warmup)
             variants = baselines if index % 2 == 0 else baselines[::-1]
             sides = ("candidate", "reference") if index % 2 == 0 else ("reference", "candidate")
             for side in sides:
@@ -89,7 +89,7 @@ class Rounds:
                     self.candidate_round({**message, "warmup_seeds": warm})
                 elif variants:
                     warmup = plan.baseline_warmup if index == 0 else plan.round_warmup
-                    ref_warm = [base + 300 + call for call in range(warmup)]
+                    ref_warm = fresh_seeds(warmup)
                     self.reference_round({**message, "variants": variants, "warmup_seeds": ref_warm})
             if index == 0:
                 trials = plan.trials_within_budget(self.slowest_median())
@@ -137,10 +137,19 @@ class Rounds:
     def candidate_round(self, message: dict[str, Any]) -> None:
         limit = self.round_limit(message)
         cpu: dict[str, float | None] = {}
-        self.kernel.child.send({"cmd": "round", **message})
-        loop_ms = host_timed_loop(
-            self.kernel, limit, "timing", lambda phase: cpu.update({phase: self.kernel.child.cpu_ms()})
-        )
+
+        def read_cpu(phase: str) -> None:
+            cpu[phase] = self.kernel.child.cpu_ms()
+
+        if "seeds" in message:  # hardened: each seed given when its call asks (serve_seeds)
+            warm, seeds = list(message["warmup_seeds"]), list(message["seeds"])
+            unlisted = {k: v for k, v in message.items() if k not in ("seeds", "warmup_seeds")}
+            counts = {"calls": len(seeds), "warmup_calls": len(warm)}
+            self.kernel.child.send({"cmd": "round", **unlisted, **counts})
+            loop_ms = serve_seeds(self.kernel, warm, seeds, limit, read_cpu)
+        else:
+            self.kernel.child.send({"cmd": "round", **message})
+            loop_ms = host_timed_loop(self.kernel, limit, "timing", read_cpu)
         reply = self.kernel.expect("round", limit, "timing")
         records = reply.get("records")
         if not isinstance(records, list):
@@ -161,6 +170,35 @@ class Rounds:
         used = spent(before, self.kernel.child.cpu_ms())
         seeds = requested_seeds(message)
         self.timing.rounds.append(SideRound("reference", reply["records"], loop_ms, seeds, {}, used, span_ms))
+
+
+def fresh_seeds(count: int) -> list[int]:
+    """Seeds drawn one by one: knowing one call's seed says nothing of another's."""
+    return [random.getrandbits(62) for _ in range(count)]
+
+
+def serve_seeds(
+    kernel: Conversation, warm: list[int], timed: list[int], timeout: float, at_phase: Callable[[str], None]
+) -> float:
+    """Give the kernel's process each call's seed when that call asks for it (the warm-up calls' before its
+    timed loop starts, the timed calls' inside it), so no seed of a later call is in that process before its
+    turn; the loop's milliseconds between its announcements, on our clock (at_phase called at each)."""
+    pending, inside, started = list(warm), False, 0.0
+    while True:
+        message = kernel.receive(timeout, "timing")
+        event, phase = message.get("event"), message.get("phase")
+        if event == "next_seed" and pending:
+            kernel.child.send({"cmd": "seed", "seed": pending.pop(0)})
+        elif event == "timing_loop" and phase == "start" and not inside and not pending:
+            at_phase("start")
+            started, inside, pending = time.perf_counter(), True, list(timed)
+        elif event == "timing_loop" and phase == "end" and inside and not pending:
+            loop_ms = (time.perf_counter() - started) * 1e3
+            at_phase("end")
+            return loop_ms
+        else:
+            detail = f"unexpected {event!r} ({phase!r}) from the kernel in a timed round"
+            raise Stop("sandbox_violation", detail)
 
 
 def spent(before: float | None, after: float | None) -> float | None:

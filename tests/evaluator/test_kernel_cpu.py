@@ -1,6 +1,8 @@
 """Work a kernel does where nothing is timed: the CPU its processes use (read from /proc by the harness),
-seeding through generators bound before its import, and torch's own names watched."""
+seeding through generators bound before its import, torch's own names watched, and each call's seed given
+only when that call asks for it."""
 
+import json
 import subprocess
 import sys
 import time
@@ -13,8 +15,10 @@ from evaluator.child import inputs, integrity
 from evaluator.policy import KERNEL_LOOP_CORES
 from evaluator.result import Result, TimingInfo
 from evaluator.sandbox.cputime import tree_cpu_ms
-from evaluator.trusted.rounds import SideRound, Timing
+from evaluator.trusted.conversation import Stop
+from evaluator.trusted.rounds import SideRound, Timing, serve_seeds
 from evaluator.trusted.speed import flag_kernel_cpu
+from tests.evaluator.conftest import RELU, run_cli
 
 SPIN = "import time\nuntil = time.process_time() + {seconds}\nwhile time.process_time() < until: pass\n"
 # A parent that only sleeps while the child it forked spins, and then reaps it.
@@ -135,3 +139,76 @@ def test_a_submodule_imported_after_the_record_is_not_a_change(monkeypatch):
     monkeypatch.setitem(sys.modules, name, module)
     monkeypatch.setattr(torch, "evaluator_test_submodule", module, raising=False)
     assert integrity.replaced_since(record) == set()
+
+
+class Talk:
+    """A kernel's side of a hardened round, scripted: the messages it sends, and the seeds it is given."""
+
+    def __init__(self, script: list[dict]):
+        self.script, self.given = list(script), []
+        self.child = types.SimpleNamespace(send=self.given.append)
+
+    def receive(self, timeout: float, stage: str) -> dict:
+        return self.script.pop(0)
+
+
+ASK = {"event": "next_seed"}
+START, END = {"event": "timing_loop", "phase": "start"}, {"event": "timing_loop", "phase": "end"}
+
+
+def test_each_seed_is_given_when_its_call_asks_and_not_before():
+    talk = Talk([ASK, ASK, START, ASK, ASK, ASK, END])
+    phases = []
+    loop_ms = serve_seeds(talk, [11, 12], [21, 22, 23], 5.0, phases.append)
+    assert [message["seed"] for message in talk.given] == [11, 12, 21, 22, 23]
+    assert phases == ["start", "end"]
+    assert loop_ms >= 0
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        [ASK, ASK, ASK, START],  # a third warm-up seed
+        [ASK, START, ASK, END],  # a warm-up seed left: the loop may not start
+        [ASK, ASK, START, ASK, END],  # timed seeds left: the loop may not end
+        [ASK, ASK, START, ASK, ASK, ASK, ASK],  # a fourth timed seed
+    ],
+)
+def test_a_round_out_of_order_is_a_sandbox_violation(script):
+    with pytest.raises(Stop) as stop:
+        serve_seeds(Talk(script), [11, 12], [21, 22, 23], 5.0, lambda phase: None)
+    assert stop.value.kind == "sandbox_violation"
+
+
+# A kernel that, past the correctness trials (whose seeds are KernelBench's and fixed), looks for a call's
+# seed told by the one before (a round's seeds one after another, as until harness 2.8.0) and returns zeros
+# once it finds one: on seeds drawn one by one it finds none and stays correct.
+SEED_PREDICTOR = """
+import torch
+import torch.nn as nn
+
+seen = []
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        seed = torch.initial_seed()
+        predictable = len(seen) > 12 and 0 < seed - seen[-1] < 4096
+        seen.append(seed)
+        return torch.zeros_like(x) if predictable else torch.relu(x)
+"""
+
+
+def test_timed_seeds_tell_nothing_of_each_other(tmp_path):
+    kernel = tmp_path / "seed_predictor.py"
+    kernel.write_text(SEED_PREDICTOR)
+    out = tmp_path / "result.json"
+    done = run_cli(
+        "run", "--task", str(RELU), "--kernel", str(kernel), "--device", "cpu", "--mode", "hardened",
+        "--baselines", "eager", "--trials", "10", "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["correct"], result["error"]
+    assert not [flag for flag in result["flags"] if flag["severity"] == "hack"], result["flags"]
+    assert result["timing"]["trials"] >= 10
