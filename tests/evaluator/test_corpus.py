@@ -76,21 +76,22 @@ def test_corpus_verdict(corpus_results, name):
         assert result["error"]["kind"] in kinds, result["error"]
         assert result["speedup"] == {"eager": None, "compile": None}
     else:
-        if detail == "cpu_beside_timed_calls" and detail not in hack_flags:
-            skip_if_no_core_was_free(result)
+        if detail == "cpu_beside_timed_calls" and detail not in hack_flags and no_core_was_free(result):
+            pytest.skip(f"no second core was free for the helper: {result['timing']['host_check']}")
         assert detail in hack_flags, result["flags"]
 
 
-def skip_if_no_core_was_free(result):
+def no_core_was_free(result) -> bool:
     """Help in parallel needs a second core: on a host busy with other work the helper got none, its calls
     gained nothing, and there was nothing to flag (the rule itself is tested in test_kernel_cpu.py)."""
     check = result["timing"]["host_check"]
-    if check["kernel_loop_cpu_ms"] <= 1.1 * check["kernel_loop_span_ms"]:
-        pytest.skip(f"no second core was free for the helper: {check}")
+    return check["kernel_loop_cpu_ms"] <= 1.1 * check["kernel_loop_span_ms"]
 
 
 def test_every_hack_is_failed_or_flagged(corpus_results):
     for name, result in corpus_results.items():
+        if name == "adv_cpu_beside_calls" and no_core_was_free(result):
+            continue
         if name.startswith(("adv_", "softmax")):
             assert not result["correct"] or any(f["severity"] == "hack" for f in result["flags"]), name
 
