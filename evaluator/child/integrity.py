@@ -250,13 +250,13 @@ def own_submodule(module: str, name: str, value: Any) -> bool:
     return issubclass(type(value), types.ModuleType) and sys.modules.get(f"{module}.{name}") is value
 
 
-def module_changes(name: str, module: Any, watched: Watched) -> set[str]:
+def module_changes(name: str, module: types.ModuleType, watched: Watched) -> set[str]:
     """The module object replaced in sys.modules, a submodule global rebound (to a look-alike, say), and
     names added where they count."""
     changed = set()
-    if module is not None and watched.module_id and id(module) != watched.module_id:
+    if watched.module_id and id(module) != watched.module_id:
         changed.add(f"sys.modules[{name!r}]")
-    namespace = vars(module) if module is not None else {}
+    namespace = vars(module)
     for attribute, ident in watched.submodules.items():
         value = namespace.get(attribute, MISSING)
         if value is not MISSING and id(value) != ident:

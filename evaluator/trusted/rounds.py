@@ -13,7 +13,6 @@ import math
 import random
 import statistics
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,15 +140,15 @@ class Rounds:
         def read_cpu(phase: str) -> None:
             cpu[phase] = self.kernel.child.cpu_ms()
 
-        if "seeds" in message:  # hardened: each seed given when its call asks (serve_seeds)
-            warm, seeds = list(message["warmup_seeds"]), list(message["seeds"])
+        warm, timed = [], []
+        if "seeds" in message:  # hardened: each seed sent only when its call asks (host_timed_loop)
+            warm, timed = list(message["warmup_seeds"]), list(message["seeds"])
             unlisted = {k: v for k, v in message.items() if k not in ("seeds", "warmup_seeds")}
-            counts = {"calls": len(seeds), "warmup_calls": len(warm)}
-            self.kernel.child.send({"cmd": "round", **unlisted, **counts})
-            loop_ms = serve_seeds(self.kernel, warm, seeds, limit, read_cpu)
+            unlisted.update(calls=len(timed), warmup_calls=len(warm))
+            self.kernel.child.send({"cmd": "round", **unlisted})
         else:
             self.kernel.child.send({"cmd": "round", **message})
-            loop_ms = host_timed_loop(self.kernel, limit, "timing", read_cpu)
+        loop_ms = host_timed_loop(self.kernel, limit, "timing", read_cpu, warm, timed)
         reply = self.kernel.expect("round", limit, "timing")
         records = reply.get("records")
         if not isinstance(records, list):
@@ -175,30 +174,6 @@ class Rounds:
 def fresh_seeds(count: int) -> list[int]:
     """Seeds drawn one by one: knowing one call's seed says nothing of another's."""
     return [random.getrandbits(62) for _ in range(count)]
-
-
-def serve_seeds(
-    kernel: Conversation, warm: list[int], timed: list[int], timeout: float, at_phase: Callable[[str], None]
-) -> float:
-    """Give the kernel's process each call's seed when that call asks for it (the warm-up calls' before its
-    timed loop starts, the timed calls' inside it), so no seed of a later call is in that process before its
-    turn; the loop's milliseconds between its announcements, on our clock (at_phase called at each)."""
-    pending, inside, started = list(warm), False, 0.0
-    while True:
-        message = kernel.receive(timeout, "timing")
-        event, phase = message.get("event"), message.get("phase")
-        if event == "next_seed" and pending:
-            kernel.child.send({"cmd": "seed", "seed": pending.pop(0)})
-        elif event == "timing_loop" and phase == "start" and not inside and not pending:
-            at_phase("start")
-            started, inside, pending = time.perf_counter(), True, list(timed)
-        elif event == "timing_loop" and phase == "end" and inside and not pending:
-            loop_ms = (time.perf_counter() - started) * 1e3
-            at_phase("end")
-            return loop_ms
-        else:
-            detail = f"unexpected {event!r} ({phase!r}) from the kernel in a timed round"
-            raise Stop("sandbox_violation", detail)
 
 
 def spent(before: float | None, after: float | None) -> float | None:

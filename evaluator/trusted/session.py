@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,21 +238,36 @@ class TaskSession:
 
 
 def host_timed_loop(
-    talk: Conversation, timeout: float, stage: str, at_phase: Callable[[str], None] | None = None
+    talk: Conversation,
+    timeout: float,
+    stage: str,
+    at_phase: Callable[[str], None] | None = None,
+    warm: Sequence[int] = (),
+    timed: Sequence[int] = (),
 ) -> float:
     """Milliseconds between a child's announcements of a timed loop's start and end, on our clock;
-    `at_phase(phase)` is called at each, outside the span measured."""
-    started = None
-    for phase in ("start", "end"):
-        message = talk.expect("timing_loop", timeout, stage)
-        if message.get("phase") != phase:
-            kind = "harness_error" if talk.who == "reference" else "sandbox_violation"
-            raise Stop(kind, f"timed loop announced out of order ({message.get('phase')!r})")
-        if phase == "start":
+    `at_phase(phase)` is called at each, outside the span measured.
+
+    Seeds given (the kernel's hardened rounds) are sent one at a time, each when its call asks for it: the
+    warm-up calls' before the loop starts, the timed calls' inside it, so no later call's seed is in that
+    process before its turn."""
+    pending, inside, started = list(warm), False, 0.0
+    kind = "harness_error" if talk.who == "reference" else "sandbox_violation"
+    while True:
+        message = talk.receive(timeout, stage)
+        event, phase = message.get("event"), message.get("phase")
+        if event == "next_seed" and pending:
+            talk.child.send({"cmd": "seed", "seed": pending.pop(0)})
+            continue
+        if event != "timing_loop":
+            raise Stop(kind, f"unexpected message {event!r} from the {talk.who} during {stage}")
+        if phase != ("end" if inside else "start") or pending:
+            raise Stop(kind, f"timed loop announced out of order ({phase!r})")
+        if inside:
+            loop_ms = (time.perf_counter() - started) * 1e3
             if at_phase is not None:
                 at_phase(phase)
-            started = time.perf_counter()
-    loop_ms = (time.perf_counter() - started) * 1e3
-    if at_phase is not None:
-        at_phase("end")
-    return loop_ms
+            return loop_ms
+        if at_phase is not None:
+            at_phase(phase)
+        started, inside, pending = time.perf_counter(), True, list(timed)

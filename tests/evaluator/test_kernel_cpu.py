@@ -16,7 +16,8 @@ from evaluator.policy import KERNEL_LOOP_CORES
 from evaluator.result import Result, TimingInfo
 from evaluator.sandbox.cputime import tree_cpu_ms
 from evaluator.trusted.conversation import Stop
-from evaluator.trusted.rounds import SideRound, Timing, serve_seeds
+from evaluator.trusted.rounds import SideRound, Timing
+from evaluator.trusted.session import host_timed_loop
 from evaluator.trusted.speed import flag_kernel_cpu
 from tests.evaluator.conftest import RELU, run_cli
 
@@ -144,6 +145,8 @@ def test_a_submodule_imported_after_the_record_is_not_a_change(monkeypatch):
 class Talk:
     """A kernel's side of a hardened round, scripted: the messages it sends, and the seeds it is given."""
 
+    who = "kernel"
+
     def __init__(self, script: list[dict]):
         self.script, self.given = list(script), []
         self.child = types.SimpleNamespace(send=self.given.append)
@@ -159,7 +162,7 @@ START, END = {"event": "timing_loop", "phase": "start"}, {"event": "timing_loop"
 def test_each_seed_is_given_when_its_call_asks_and_not_before():
     talk = Talk([ASK, ASK, START, ASK, ASK, ASK, END])
     phases = []
-    loop_ms = serve_seeds(talk, [11, 12], [21, 22, 23], 5.0, phases.append)
+    loop_ms = host_timed_loop(talk, 5.0, "timing", phases.append, [11, 12], [21, 22, 23])
     assert [message["seed"] for message in talk.given] == [11, 12, 21, 22, 23]
     assert phases == ["start", "end"]
     assert loop_ms >= 0
@@ -176,7 +179,7 @@ def test_each_seed_is_given_when_its_call_asks_and_not_before():
 )
 def test_a_round_out_of_order_is_a_sandbox_violation(script):
     with pytest.raises(Stop) as stop:
-        serve_seeds(Talk(script), [11, 12], [21, 22, 23], 5.0, lambda phase: None)
+        host_timed_loop(Talk(script), 5.0, "timing", None, [11, 12], [21, 22, 23])
     assert stop.value.kind == "sandbox_violation"
 
 
