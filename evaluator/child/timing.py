@@ -123,7 +123,9 @@ class Loop:
         """Time fn on each (seed, inputs); fingerprint (and observe) each output outside the timed region.
 
         The cyclic collector is off meanwhile (in both children): a finaliser of the kernel's then runs only
-        where the harness lets go of an object it returned, never while the next call's inputs are drawn."""
+        where the harness lets go of what a call left, before the next call's seed is known, never while its
+        inputs are drawn. Collected there after every call, cycles a call made (perhaps holding device
+        memory) never outlive it, as with the collector on (about 0.06 ms a call on a frozen heap)."""
         freeze_heap()
         collecting = gc.isenabled()
         gc.disable()
@@ -144,6 +146,7 @@ class Loop:
                 if keep:
                     records.append(CallRecord(seed, milliseconds, printed, facts))
             del output, inputs, state  # before the next inputs are made: one input set alive at a time
+            gc.collect()
         synchronize(self.device)
         return records
 
