@@ -95,7 +95,7 @@ def harness_loop(fn, make, device: str, flusher, hardened: bool, snapshot) -> di
         return {}
 
     before = (lambda values: input_prints(values, 5)) if hardened else None
-    loop = timing.Loop(device, hardened, flusher, 7, observe, before)
+    loop = timing.Loop(device, hardened, flusher, lambda index: 7, observe, before)
     fixed = make(0)
     feeds = ((seed, make(seed) if hardened else fixed) for seed in range(CALLS))
     records = loop.run(fn, feeds)

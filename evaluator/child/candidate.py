@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import importlib
 import time
-from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -62,13 +61,22 @@ def into_storage(previous: list[Any], values: list[Any]) -> list[Any]:
     memoised by input address or identity answers with the previous trial's output, whatever the allocator.
     """
     placed = []
-    for old, new in zip(previous, values, strict=False):
-        if same_layout(old, new):
+    # Only tensors that own their memory alone, on both sides: inputs that share storage (a task passing one
+    # tensor twice, or a view of another input) would else all receive the last copy made into it.
+    owned = [a and b for a, b in zip(unshared(previous), unshared(values), strict=False)]
+    for old, new, alone in zip(previous, values, owned, strict=False):
+        if alone and same_layout(old, new):
             with torch.no_grad():
                 old.copy_(new)
             new = old
         placed.append(new)
     return placed + values[len(placed) :]
+
+
+def unshared(values: list[Any]) -> list[bool]:
+    """Which values are tensors whose memory no other value of the list shares."""
+    storages = [v.untyped_storage().data_ptr() if isinstance(v, torch.Tensor) else None for v in values]
+    return [storage is not None and storages.count(storage) == 1 for storage in storages]
 
 
 def same_layout(old: Any, new: Any) -> bool:
@@ -204,7 +212,8 @@ class Candidate(Child):
     def call(self, values: list[Any], seed: int) -> Any:
         inputs.seed_everything(seed)
         try:
-            output = self.candidate(*values)
+            with timing.collector_off():  # as in a timed loop: nothing there tells a trial from a timed call
+                output = self.candidate(*values)
             timing.synchronize(self.device)
         except BaseException as error:  # noqa: BLE001 - SystemExit from forward is the kernel's fault too
             raise classify_exception(error, self.device, "runtime_error") from None
@@ -322,16 +331,18 @@ class Candidate(Child):
         """Warm-up calls, then one timed call per seed (or calls on one fixed input set)."""
         self.input_seed = message["input_seed"]
         self.trial_inputs = None
+        print_seed, ready = timing.round_sources(message, self.ask)
         loop = timing.Loop(
             self.device,
             self.plan.device_sync_before_end,
             self.flusher,
-            message["fingerprint_seed"],
+            print_seed,
             self.observe,
             self.before,
+            ready,
         )
         try:
-            warm = self.drawn(self.seeds_for(message, "warmup_seeds", "warmup_calls"))
+            warm = self.drawn(self.listed_or_asked(message, "warmup_seeds", "warmup_calls"))
             loop.run(self.candidate, warm, keep=False)
             self.emit({"event": "timing_loop", "phase": "start"})
             records = loop.run(self.candidate, self.feed(message))
@@ -353,26 +364,7 @@ class Candidate(Child):
         if message.get("fixed_seed") is not None:
             values = self.make(message["fixed_seed"])
             return ((message["fixed_seed"], values) for _ in range(message["calls"]))
-        return self.drawn(self.seeds_for(message, "seeds", "calls"))
-
-    def drawn(self, seeds: Iterable[int]):
-        return ((seed, self.make(seed)) for seed in seeds)
-
-    def seeds_for(self, message: dict[str, Any], listed: str, counted: str) -> Iterable[int]:
-        """The round's seeds as listed, or (hardened rounds) asked of the harness one call at a time, when
-        that call's inputs are drawn: no later call's seed is in this process before its turn, so nothing
-        here can prepare a later call's output (in a warm-up call, or anywhere else nothing is timed)."""
-        if listed in message:
-            return message[listed]
-        return self.seeds_on_request(int(message.get(counted, 0)))
-
-    def seeds_on_request(self, count: int):
-        for _ in range(count):
-            self.emit({"event": "next_seed"})
-            answer = self.commands.read()
-            if answer.get("cmd") != "seed" or not isinstance(answer.get("seed"), int):
-                raise StageFailure("harness_error", f"expected a seed, got {answer.get('cmd')!r}")
-            yield answer["seed"]
+        return self.drawn(self.listed_or_asked(message, "seeds", "calls"))
 
     def cmd_probe(self, message: dict[str, Any]) -> dict[str, Any]:
         """The deferred-work probe and, on a GPU, the kernels one call launches."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from evaluator.child.fingerprint import Accumulator
+from evaluator.child.fingerprint import Accumulator, real_numel, widened
 
 CANARIES = ("zeros", "constant", "input")
 CHUNK = 1 << 24  # elements per step of the reference's own whole-tensor checks
@@ -36,7 +36,7 @@ class Expectation:
 
     def __post_init__(self):
         self.flat = self.expected.reshape(-1)
-        if self.expected.numel() and self.expected.is_floating_point():
+        if self.expected.numel() and numeric(self.expected):
             self.abs_max = max(finite_abs_max(chunk) for chunk in chunks_of(self.flat))
         self.input_flat = self.first_input.reshape(-1) if self.first_input is not None else None
 
@@ -47,8 +47,12 @@ class Expectation:
             return self.tolerance
         return self.tolerance * max(1.0, self.abs_max)
 
+    def piece(self, offset: int, count: int) -> torch.Tensor:
+        """Expected elements [offset, offset + count), widened where torch cannot compute on their type."""
+        return widened(self.flat[offset : offset + count])
+
     def canary(self, name: str, offset: int, count: int) -> torch.Tensor | None:
-        piece = self.flat[offset : offset + count]
+        piece = self.piece(offset, count)
         if name == "zeros":
             return torch.zeros_like(piece)
         if name == "constant" and self.constant is not None:
@@ -58,9 +62,15 @@ class Expectation:
         return None
 
 
+def numeric(values: torch.Tensor) -> bool:
+    """Floating point or complex: compared with a tolerance (other types must be equal)."""
+    return values.is_floating_point() or values.is_complex()
+
+
 def chunks_of(flat: torch.Tensor):
-    """Views of CHUNK elements of a flat tensor: whole-tensor checks with one chunk's temporaries."""
-    return (flat[start : start + CHUNK] for start in range(0, flat.numel(), CHUNK))
+    """Chunks of CHUNK elements of a flat tensor (widened where torch cannot compute on their type: float8):
+    whole-tensor checks with one chunk's temporaries."""
+    return (widened(flat[start : start + CHUNK]) for start in range(0, flat.numel(), CHUNK))
 
 
 def mean(flat: torch.Tensor) -> float:
@@ -74,13 +84,24 @@ def all_finite(flat: torch.Tensor) -> bool:
 
 
 def finite_abs_max(values: torch.Tensor) -> float:
-    return float(torch.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0).abs_().max())
+    """The largest magnitude of the finite values (of a complex one's finite parts)."""
+    clean = torch.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+    return float((clean.abs() if clean.is_complex() else clean.abs_()).max())
+
+
+def within(difference: torch.Tensor, bound: torch.Tensor, same: torch.Tensor) -> torch.Tensor:
+    """torch.isclose's rule: a finite difference within the bound, or the same value. Where an infinity is
+    involved the difference is not finite (inf, or NaN for the same infinity), and the bound may be
+    infinite too: only `same` (equal infinities) can pass there."""
+    return torch.isfinite(difference).logical_and_(difference <= bound).logical_or_(same)
 
 
 def kernelbench_close(expected: torch.Tensor, output: torch.Tensor, tolerance: float) -> bool:
-    """torch.allclose(expected, output, atol=rtol=tolerance): |e - o| <= tol + tol·|o| or equal; NaN never."""
-    close = (expected - output).abs() <= tolerance + tolerance * output.abs()
-    return bool(close.logical_or_(expected == output).all())
+    """torch.allclose(expected, output, atol=rtol=tolerance): |e - o| finite and <= tol + tol·|o|, or
+    e == o (the same infinity); NaN never."""
+    expected, output = widened(expected), widened(output)
+    bound = output.abs().mul_(tolerance).add_(tolerance)
+    return bool(within((expected - output).abs(), bound, expected == output).all())
 
 
 def canary_verdicts(expectation: Expectation) -> dict[str, bool]:
@@ -96,7 +117,7 @@ def canary_verdicts(expectation: Expectation) -> dict[str, bool]:
                 passed = None
                 break
             passed = passed and kernelbench_close(
-                expectation.flat[offset : offset + count], canary, expectation.tolerance
+                expectation.piece(offset, count), canary, expectation.tolerance
             )
         if passed is not None:
             verdicts[name] = bool(passed)
@@ -109,7 +130,7 @@ def equal_to(expectation: Expectation, name: str) -> bool:
     for offset in range(0, numel, CHUNK):
         count = min(CHUNK, numel - offset)
         canary = expectation.canary(name, offset, count)
-        if canary is None or not torch.equal(expectation.flat[offset : offset + count], canary):
+        if canary is None or not torch.equal(expectation.piece(offset, count), canary):
             return False
     return True
 
@@ -139,7 +160,7 @@ class Comparison:
 
     def __post_init__(self):
         flat = self.expectation.flat
-        self.accumulator = Accumulator(flat.numel(), self.fingerprint_seed, flat.device)
+        self.accumulator = Accumulator(real_numel(flat), self.fingerprint_seed, flat.device)
 
     def update(self, chunk: torch.Tensor, offset: int) -> None:
         """Compare output elements [offset, offset + chunk.numel()) with the expected ones."""
@@ -152,23 +173,24 @@ class Comparison:
             self.step(chunk[start : start + STEP], offset + start)
 
     def step(self, chunk: torch.Tensor, offset: int) -> None:
-        expected = self.expectation.flat[offset : offset + chunk.numel()]
-        if not expected.is_floating_point():
+        expected = self.expectation.piece(offset, chunk.numel())
+        if not numeric(expected):
             self.integer_update(expected, chunk)
             return
-        tol = self.expectation.tolerance
-        diff = (chunk - expected).abs()  # in the output's dtype, as torch.allclose computes it
+        chunk, tol = widened(chunk), self.expectation.tolerance
+        diff = (chunk - expected).abs()  # in the output's dtype, as torch.allclose computes it (complex: |z|)
         if not bool(torch.isfinite(diff).all()):
             self.not_finite_difference = True  # the errors are then reported as not finite (None)
         else:
             self.max_abs = max(self.max_abs, float(diff.max()))
             self.max_rel = max(self.max_rel, float((diff / (expected.abs() + tol)).max()))
-        same = (chunk == expected).logical_or_(torch.isnan(chunk) & torch.isnan(expected))
+        equal = chunk == expected
+        same = torch.isnan(chunk).logical_and_(torch.isnan(expected)).logical_or_(equal)
         bound = expected.abs().mul_(tol).add_(self.expectation.hardened_atol)
-        self.close_hardened &= bool((diff <= bound).logical_or_(same).all())
+        self.close_hardened &= bool(within(diff, bound, same).all())
         kernelbench_bound = chunk.abs().mul_(tol).add_(tol)
-        self.close_kernelbench &= bool((diff <= kernelbench_bound).logical_or_(chunk == expected).all())
-        del diff, same, bound, kernelbench_bound
+        self.close_kernelbench &= bool(within(diff, kernelbench_bound, equal).all())
+        del diff, same, equal, bound, kernelbench_bound
         self.new_nonfinite += int((~torch.isfinite(chunk) & torch.isfinite(expected)).sum())
         if self.with_canaries:
             self.canary_update(chunk, offset)
@@ -188,7 +210,7 @@ class Comparison:
             if canary is None:
                 continue
             state = self.canaries.setdefault(name, CanaryDistance())
-            state.equal &= bool(torch.equal(chunk, canary))
+            state.equal &= bool(torch.equal(widened(chunk), canary))
             state.close &= kernelbench_close(canary, chunk, self.expectation.tolerance)
             difference = torch.nan_to_num((chunk - canary).abs(), nan=math.inf)
             state.distance = max(state.distance, float(difference.max()))

@@ -36,6 +36,19 @@ SAMPLE_POINTS = 32
 BLOCK = 1 << 18
 TORCH_PATH_BLOCKS = 64  # blocks per chunk of the torch path: its float64 copy is 128 MiB at most
 ONE_PASS_ELEMENTS = 1 << 20  # smaller chunks keep the torch path: a handful of launches
+# Types most reductions and arithmetic are not implemented for, and the type that holds them exactly.
+WIDER = {
+    getattr(torch, name): wide
+    for name, wide in (
+        ("float8_e4m3fn", torch.float32),
+        ("float8_e5m2", torch.float32),
+        ("float8_e4m3fnuz", torch.float32),
+        ("float8_e5m2fnuz", torch.float32),
+        ("float8_e8m0fnu", torch.float32),
+        ("complex32", torch.complex64),
+    )
+    if hasattr(torch, name)
+}
 _one_pass: Any = None  # evaluator.child.fingerprint_gpu, once prepare_one_pass() has run
 
 
@@ -79,6 +92,25 @@ def triton_cache(folder: str | None):
             os.environ["TRITON_CACHE_DIR"] = before
 
 
+def widened(values: torch.Tensor) -> torch.Tensor:
+    """float8 as float32 and complex32 as complex64 (exactly): the others unchanged."""
+    wide = WIDER.get(values.dtype)
+    return values if wide is None else values.to(wide)
+
+
+def real_values(values: torch.Tensor) -> torch.Tensor:
+    """What a fingerprint reads of a tensor, flat: a complex one as its real view (real and imaginary parts
+    interleaved, twice as many values; a view, unless its conjugate bit or its layout needs a copy)."""
+    if values.is_complex():
+        values = torch.view_as_real(values.resolve_conj())
+    return values.reshape(-1)
+
+
+def real_numel(values: torch.Tensor) -> int:
+    """How many values real_values gives: the numel an Accumulator of this tensor's chunks needs."""
+    return values.numel() * (2 if values.is_complex() else 1)
+
+
 def one_pass(chunk: torch.Tensor) -> bool:
     return (
         _one_pass is not None
@@ -113,7 +145,8 @@ class Accumulator:
     The projection weighs element i of block j (blocks are min(BLOCK, numel) long) with
     (s_j·w_i + t_j·v_i) / √2: every weight is unit Gaussian, the weights differ from block to block, and the
     sum over whole blocks is two matrix-vector products. Both sides, knowing numel and the seed, use the
-    same weights whatever chunks they see.
+    same weights whatever chunks they see. A complex tensor is fingerprinted as its real view: numel counts
+    its real values (real_numel), while update takes complex chunks and offsets in complex elements.
     """
 
     def __init__(self, numel: int, seed: int, device: str | torch.device):
@@ -150,10 +183,13 @@ class Accumulator:
 
     def update(self, chunk: torch.Tensor, offset: int) -> None:
         """Add the flat chunk holding elements [offset, offset + chunk.numel())."""
-        count = chunk.numel()
+        if chunk.is_complex():
+            offset *= 2  # its real view: two values an element
+        values = widened(real_values(chunk))  # float8 widened chunk by chunk
+        count = values.numel()
         if count == 0:
             return
-        values = chunk if chunk.is_floating_point() else chunk.to(torch.float64)
+        values = values if values.is_floating_point() else values.to(torch.float64)
         if one_pass(values):
             weights = projection_weights(self.seed, self.size, self.blocks, str(self.device))
             stats = _one_pass.partial_sums(values, offset, weights, self.size)
@@ -197,10 +233,11 @@ def input_prints(values: list[object], seed: int) -> list[list[float]]:
 
 
 def fingerprint(tensor: object, seed: int, block_chunks: int = TORCH_PATH_BLOCKS) -> list[float]:
-    """The fingerprint of a whole tensor; [nan] for anything that is not an exact dense tensor."""
-    if type(tensor) is not torch.Tensor or tensor.layout != torch.strided or tensor.is_complex():
+    """The fingerprint of a whole tensor (a complex one: its real view); [nan] for anything that is not an
+    exact dense tensor."""
+    if type(tensor) is not torch.Tensor or tensor.layout != torch.strided:
         return [math.nan]
-    flat = tensor.detach().reshape(-1)
+    flat = real_values(tensor.detach())
     accumulator = Accumulator(flat.numel(), seed, flat.device)
     # The torch path's float64 copy is bounded by its chunk; the one-pass kernel needs no copy at all.
     step = max(1, flat.numel()) if one_pass(flat) else BLOCK * block_chunks

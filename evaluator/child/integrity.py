@@ -137,6 +137,7 @@ def hook_state() -> dict[str, Any]:
     # a Python signal handler (an interval timer's, say) between any two of the harness's bytecodes
     state["gc.callbacks"] = len(gc.callbacks)
     state["signal handlers"] = python_signal_handlers()
+    state["native fault handlers"] = native_fault_handlers()
     state["interval timers"] = sum(signal.getitimer(timer) != (0.0, 0.0) for timer in ITIMERS)
     state["sys.addaudithook calls"] = AUDIT_HOOKS_ADDED[0]
     monitoring = getattr(sys, "monitoring", None)
@@ -150,6 +151,22 @@ def python_signal_handlers() -> str:
     """The signals with a Python handler and which one (a handler installed or replaced changes it)."""
     handlers = ((number, signal.getsignal(number)) for number in SIGNALS)
     return " ".join(f"{signal.Signals(n).name}:{id(h):x}" for n, h in handlers if callable(h))
+
+
+# Signals a memory access raises: a handler installed natively (ctypes' sigaction, a library) could fill an
+# output's protected pages on the harness's first read of them, beyond the timed call; signal.getsignal
+# sees only Python's handlers, the kernel's mask of caught signals sees every one.
+FAULT_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGTRAP)
+
+
+def native_fault_handlers() -> str:
+    """The fault signals this process catches, by any handler (SigCgt of /proc/self/status)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            caught = next((int(line.split()[1], 16) for line in status if line.startswith("SigCgt:")), 0)
+    except OSError:
+        return "unread"
+    return " ".join(sig.name for sig in FAULT_SIGNALS if caught >> (sig - 1) & 1)
 
 
 def triton_hooks() -> dict[str, int]:

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,40 @@ class Child:
                 reply = self.unexpected(error)
             if reply is not None:
                 self.emit(self.traced(reply))
+
+    def ask(self, event: str, reply: str) -> dict[str, Any]:
+        """A request to the harness in the middle of a command, and its answer (a `reply` command)."""
+        self.emit({"event": event})
+        answer = self.commands.read()
+        if answer.get("cmd") != reply:
+            raise StageFailure(
+                "harness_error", f"expected {reply!r} from the harness, got {answer.get('cmd')!r}"
+            )
+        return answer
+
+    def make(self, seed: int) -> list[Any]:
+        """One input set of the task's, from a seed."""
+        raise NotImplementedError
+
+    def drawn(self, seeds: Iterable[int]):
+        return ((seed, self.make(seed)) for seed in seeds)
+
+    def listed_or_asked(self, message: dict[str, Any], listed: str, counted: str) -> Iterable[int]:
+        """A round's seeds as listed, or (hardened rounds) asked of the harness one call at a time, when that
+        call's inputs are drawn: no later call's seed is in the kernel's process before its turn, so nothing
+        there can prepare a later call's output (in a warm-up call, or anywhere else nothing is timed); the
+        reference process asks alike, so the harness's clock spans each call on both sides."""
+        if listed in message:
+            return message[listed]
+        return self.seeds_on_request(int(message.get(counted, 0)))
+
+    def seeds_on_request(self, count: int):
+        """count seeds, each asked of the harness when its call's inputs are drawn."""
+        for _ in range(count):
+            seed = self.ask("next_seed", "seed").get("seed")
+            if not isinstance(seed, int):
+                raise StageFailure("harness_error", f"a seed that is not an integer: {seed!r}")
+            yield seed
 
     def traced(self, reply: dict[str, Any]) -> dict[str, Any]:
         """With tracing on (EVALUATOR_TRACE), the most GPU memory this process has reserved so far."""

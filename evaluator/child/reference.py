@@ -16,13 +16,21 @@ from typing import Any
 
 import torch
 
-from evaluator.checks import ONE_PASS_BYTES, ONE_PASS_CACHE_VARIABLE, matches, one_pass_pays
+from evaluator.checks import ONE_PASS_BYTES, ONE_PASS_CACHE_VARIABLE, identical, matches, one_pass_pays
 from evaluator.child import compare, inputs, integrity, timing
 from evaluator.child.channel import Slots, receive_slots
 from evaluator.child.failures import TaskFailure
 from evaluator.child.fingerprint import fingerprint, input_prints, prepare_one_pass
 from evaluator.child.process import Child, load_module
 from evaluator.policy import TASK_MODULE, TimingPlan
+
+DESCRIBE_PRINT_SEED = 3  # the inputs' fingerprints when a task's get_inputs() is drawn twice
+
+
+def drawn_inputs(values: list[Any]) -> tuple[list, list[str]]:
+    """What says whether two draws of a task's inputs agree: the tensors' fingerprints, the rest's repr."""
+    others = [repr(value) for value in values if not isinstance(value, torch.Tensor)]
+    return input_prints(values, DESCRIBE_PRINT_SEED), others
 
 
 class Reference(Child):
@@ -114,19 +122,36 @@ class Reference(Child):
             "scratch_bytes": scratch,
             "one_pass": one_pass,
         }
+        drawn = drawn_inputs(values)
         del values, second
         self.release()
+        self.same_inputs_again(message["seed"], drawn)
         return reply
+
+    def same_inputs_again(self, seed: int, drawn: list) -> None:
+        """get_inputs() under the same seed once more: each process draws its own inputs from the harness's
+        seeds, so a task drawing them from another generator (numpy's, Python's random) cannot be judged."""
+        again = drawn_inputs(self.make(seed))
+        self.release()
+        prints, others = drawn
+        if again[1] != others or len(again[0]) != len(prints) or not all(map(identical, again[0], prints)):
+            raise TaskFailure(
+                "the task's get_inputs() draws different inputs under the same torch seed (a generator "
+                "other than torch's, such as numpy's or Python's random?): every process of the harness "
+                "draws its own inputs from the same seeds, so they must be reproducible"
+            )
 
     def cmd_expect(self, message: dict[str, Any]) -> dict[str, Any]:
         """Compute one trial's expected output and keep it (with its inputs) until the verdict."""
         self.release()
         values = self.make(message["seed"], message["distribution"])
+        tensors = [v for v in values if isinstance(v, torch.Tensor)]
+        # before the task's own forward, which may change its inputs in place (the kernel is given them new)
+        untouched = [fingerprint(v, message["input_seed"]) for v in tensors]
         expected = self.forward(values, message["seed"])
         kernelbench_trial = message["distribution"] == "task"
         if kernelbench_trial and self.constant is None and expected.is_floating_point():
             self.constant = compare.mean(expected.reshape(-1))
-        tensors = [v for v in values if isinstance(v, torch.Tensor)]
         first_input = tensors[0] if tensors and tensors[0].shape == expected.shape else None
         self.expectation = compare.Expectation(
             expected, message["distribution"], self.tolerance, self.constant, first_input
@@ -137,7 +162,7 @@ class Reference(Child):
             "shape": list(expected.shape),
             "dtype": str(expected.dtype).removeprefix("torch."),
             "finite": finite,
-            "input_fingerprints": [fingerprint(v, message["input_seed"]) for v in tensors],
+            "input_fingerprints": untouched,
         }
         if kernelbench_trial and expected.is_floating_point():
             reply["canaries"] = compare.canary_verdicts(self.expectation)
@@ -195,20 +220,22 @@ class Reference(Child):
         """Time the named baselines on the round's seeds (fresh inputs per call, or one fixed set)."""
         seed = message.get("input_seed", 0)
         checked = bool(self.spec.get("check_inputs"))
+        print_seed, ready = timing.round_sources(message, self.ask)
         loop = timing.Loop(
             self.device,
             self.plan.device_sync_before_end,
             self.flusher,
-            message["fingerprint_seed"],
+            print_seed,
             observe=lambda output, values, untouched: {"inputs": untouched} if checked else {},
             before=lambda values: input_prints(values, seed) if checked else None,
+            ready=ready,
         )  # one pass over the inputs per call, as in the candidate's loop: the two loops' overheads compare
         variants = {"eager": self.model, "compile": self.compiled}
         names = list(message["variants"])
         for name in names:
             if variants.get(name) is None:
                 raise ValueError(f"no {name} baseline (compile it first)")
-            warm = ((seed, self.make(seed)) for seed in message.get("warmup_seeds", []))
+            warm = self.drawn(self.listed_or_asked(message, "warmup_seeds", "warmup_calls"))
             loop.run(variants[name], warm, keep=False)
         records: dict[str, list] = {}
         self.announce("start")
@@ -225,7 +252,7 @@ class Reference(Child):
         if message.get("fixed_seed") is not None:
             values = self.make(message["fixed_seed"])
             return ((message["fixed_seed"], values) for _ in range(message["calls"]))
-        return ((seed, self.make(seed)) for seed in message["seeds"])
+        return self.drawn(self.listed_or_asked(message, "seeds", "calls"))
 
     def cmd_streams(self, message: dict[str, Any]) -> dict[str, Any]:
         """The CUDA streams the task's own forward runs kernels on (cuDNN may add its own), from a profile."""

@@ -2,12 +2,14 @@
 
 The candidate's process and the reference process time with this same code, call for call: a device-wide
 sync, the L2 flush, the start event, the call, (hardened) a device-wide sync, the end event. Each timed
-output is fingerprinted outside the timed region with the round's seed, so the harness can check every
-call against the reference's output for the same inputs.
+output is fingerprinted outside the timed region, with a seed of its own that the candidate's process is
+given only once the call has returned (its sampled positions and projection are unknown while forward
+runs), so the harness can check every call against the reference's output for the same inputs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import re
@@ -29,6 +31,9 @@ _elapsed_time = torch.cuda.Event.elapsed_time
 _record = torch.cuda.Event.record
 _perf_counter_ns = time.perf_counter_ns
 _clone = torch.Tensor.clone
+_set = torch.Tensor.set_
+_sum = torch.Tensor.sum
+_empty = torch.empty
 _spin = getattr(torch._C, "_cuda_sleep", None)  # a one-block kernel that spins for N cycles (CUDA builds)
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
@@ -88,11 +93,28 @@ def clone_inputs(inputs: list[Any]) -> list[Any]:
     return [_clone(value) if isinstance(value, torch.Tensor) else value for value in inputs]
 
 
+PAGE_BYTES = 4096
+
+
+def read_every_page(output: Any) -> None:
+    """On the CPU, one byte of every page of a tensor output's memory read: memory that fills itself in
+    when first read (protected pages and a fault handler, a mapping served on demand) does so here, inside
+    the timed call, not at the harness's first read after the clock stopped. Both sides alike; a strided
+    read of numel / 4096 bytes."""
+    if type(output) is not torch.Tensor or output.device.type != "cpu" or output.layout != torch.strided:
+        return
+    storage = output.untyped_storage()
+    if storage.nbytes():
+        _sum(_set(_empty(0, dtype=torch.uint8), storage)[::PAGE_BYTES])
+
+
 def timed_call(fn: Variant, inputs: list[Any], device: str, sync_before_end: bool, flusher: L2Flusher):
-    """One timed call: (milliseconds, output). CUDA events with an optional device-wide sync before end."""
+    """One timed call: (milliseconds, output). CUDA events with an optional device-wide sync before end; on
+    the CPU the host clock, every page of the output read before it stops."""
     if device != "cuda":
         start_ns = _perf_counter_ns()
         output = fn(*inputs)
+        read_every_page(output)
         return (_perf_counter_ns() - start_ns) / 1e6, output
     _synchronize()
     # The events exist before the flush is queued (as in KernelBench's loop): nothing but the call itself
@@ -110,14 +132,16 @@ def timed_call(fn: Variant, inputs: list[Any], device: str, sync_before_end: boo
 
 @dataclass
 class Loop:
-    """What every timed call of one process shares: device, flush, sync rule, the fingerprint seed."""
+    """What every timed call of one process shares: device, flush, sync rule, and where each kept call's
+    fingerprint seed comes from (called with the call's index in its run, after the call has returned)."""
 
     device: str
     sync_before_end: bool
     flusher: L2Flusher
-    fingerprint_seed: int
+    print_seed: Callable[[int], int]
     observe: Callable[[Any, list[Any], Any], dict[str, Any]] | None = None  # candidate: facts per call
     before: Callable[[list[Any]], Any] | None = None  # candidate: what observe compares after the call
+    ready: Callable[[], Any] | None = None  # hardened: the harness told, its clock started, before a call
 
     def run(self, fn: Variant, feeds: Iterable[tuple[int, list[Any]]], keep: bool = True) -> list[CallRecord]:
         """Time fn on each (seed, inputs); fingerprint (and observe) each output outside the timed region.
@@ -126,22 +150,19 @@ class Loop:
         where the harness lets go of what a call left, before the next call's seed is known, never while its
         inputs are drawn. Collected there after every call, cycles a call made (perhaps holding device
         memory) never outlive it, as with the collector on (about 0.06 ms a call on a frozen heap)."""
-        freeze_heap()
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_off():
             return self.calls(fn, feeds, keep)
-        finally:
-            if collecting:
-                gc.enable()
 
     def calls(self, fn: Variant, feeds: Iterable[tuple[int, list[Any]]], keep: bool) -> list[CallRecord]:
         records = []
         for seed, inputs in feeds:
             state = self.before(inputs) if self.before else None
+            if keep and self.ready is not None:
+                synchronize(self.device)  # the inputs drawn before the harness's clock starts on the call
+                self.ready()
             milliseconds, output = timed_call(fn, inputs, self.device, self.sync_before_end, self.flusher)
             with harness_reads():  # the output first: work deferred past the call has no time to land
-                printed = fingerprint(output, self.fingerprint_seed) if keep else None
+                printed = fingerprint(output, self.print_seed(len(records))) if keep else None
                 facts = self.observe(output, inputs, state) if self.observe else {}
                 if keep:
                     records.append(CallRecord(seed, milliseconds, printed, facts))
@@ -149,6 +170,45 @@ class Loop:
             gc.collect()
         synchronize(self.device)
         return records
+
+
+def round_sources(message: dict[str, Any], ask: Callable[[str, str], dict[str, Any]]):
+    """A round's fingerprint seeds and the handshake before each timed call: listed in the message, or
+    (hardened rounds, which list neither) asked of the harness call by call: `go` just before the call, its
+    fingerprint seed once it has returned. The harness's clock then spans every call, on either side."""
+    if "print_seeds" in message or "fingerprint_seed" in message:
+        return listed_print_seeds(message), None
+
+    def print_seed(index: int) -> int:
+        seed = ask("print_seed", "print_seed").get("seed")
+        if not isinstance(seed, int):
+            raise ValueError(f"a fingerprint seed that is not an integer: {seed!r}")
+        return seed
+
+    return print_seed, lambda: ask("go", "go")
+
+
+def listed_print_seeds(message: dict[str, Any]) -> Callable[[int], int]:
+    """A round's fingerprint seeds as the harness listed them, one per timed call (or one for every call)."""
+    listed = message.get("print_seeds")
+    if listed is None:
+        seed = message["fingerprint_seed"]
+        return lambda index: seed
+    return lambda index: listed[index]
+
+
+@contextlib.contextmanager
+def collector_off():
+    """The heap frozen and the cyclic collector off, as around every timed call; the correctness trials'
+    calls run so too, so the collector's state cannot tell a kernel which of its calls is timed."""
+    freeze_heap()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def freeze_heap() -> None:

@@ -105,9 +105,9 @@ class Trials:
         outcome.error = structure_error(produced["facts"], expected, self.policy)
         self.check_inputs(produced, expected)
         if outcome.error is None:
-            verdict = self.relay(seeds["fingerprint_seed"], spec.kernelbench)
+            verdict = self.relay(seeds["fingerprint_seed"], spec.kernelbench, expected)
             outcome.error = value_error(
-                verdict, produced["fingerprint"], spec, self.policy, self.session.problem.numel
+                verdict, produced["fingerprint"], spec, self.policy, numel_of(expected["shape"])
             )
             outcome.trial.max_abs_error = verdict.get("max_abs_error")
             outcome.trial.max_rel_error = verdict.get("max_rel_error")
@@ -123,9 +123,15 @@ class Trials:
     def slots(self) -> int:
         return self.session.slot_count
 
-    def slot_elements(self) -> int:
-        """How many output elements one slot holds (the output's dtype is the reference's)."""
-        return self.session.slot_bytes // dtype_size(self.session.problem.dtype)
+    def slot_elements(self, dtype: str) -> int:
+        """How many output elements of dtype (the trial's expected one, which the output's was checked
+        against) one slot holds."""
+        problem = self.session.problem
+        measured = (problem.output_bytes, problem.numel) if dtype == problem.dtype else (0, 0)
+        try:
+            return self.session.slot_bytes // dtype_size(dtype, *measured)
+        except ValueError as error:
+            raise Stop("harness_error", str(error)) from None
 
     def check_inputs(self, produced: dict[str, Any], expected: dict[str, Any]) -> None:
         """The candidate's process must have drawn the inputs the reference drew from the same seed."""
@@ -136,8 +142,12 @@ class Trials:
                 "inputs_tampered", "hack", "the kernel's process did not draw the inputs the harness named"
             )
 
-    def relay(self, fingerprint_seed: int, with_canaries: bool) -> dict[str, Any]:
-        """Move the candidate's output into the reference's comparison, slot by slot; return the verdict."""
+    def relay(self, fingerprint_seed: int, with_canaries: bool, expected: dict[str, Any]) -> dict[str, Any]:
+        """Move the candidate's output into the reference's comparison, slot by slot; return the verdict.
+
+        Chunks are bounded by this trial's expected output (shape and dtype, which the output's facts were
+        checked against), not by the output measured when the task was sized: an output's size may depend
+        on its inputs (torch.unique)."""
         reference = self.session.talk
         reference.request(
             {"cmd": "compare", "fingerprint_seed": fingerprint_seed, "canaries": with_canaries},
@@ -147,7 +157,7 @@ class Trials:
         )
         self.kernel.child.send({"cmd": "send"})
         received, busy = 0, set()
-        numel, per_slot = self.session.problem.numel, self.slot_elements()
+        numel, per_slot = numel_of(expected["shape"]), self.slot_elements(str(expected["dtype"]))
         while True:
             message = self.kernel.receive(self.transfer_limit, "sending the output")
             if message.get("event") == "sent":
@@ -173,12 +183,38 @@ class Trials:
         return reference.request({"cmd": "verdict"}, "verdict", self.session.timeout(), "comparing")
 
 
-DTYPE_SIZES = {"float64": 8, "int64": 8, "complex64": 8, "float32": 4, "int32": 4, "float16": 2,
-               "bfloat16": 2, "int16": 2, "int8": 1, "uint8": 1, "bool": 1}  # fmt: skip
+# Bytes per element of every torch dtype (named as str(dtype) without "torch."), as element_size() gives
+# them (torch 2.13; sub-byte and packed types take a byte). The harness imports no torch.
+DTYPE_SIZES = {
+    "complex128": 16,
+    **dict.fromkeys(("float64", "int64", "uint64", "complex64"), 8),
+    **dict.fromkeys(("float32", "int32", "uint32", "complex32", "qint32"), 4),
+    **dict.fromkeys(("float16", "bfloat16", "int16", "uint16", "bits16"), 2),
+    **dict.fromkeys(
+        ("int8", "uint8", "bool", "qint8", "quint8", "quint4x2", "quint2x4", "bits8", "bits1x8", "bits2x4")
+        + ("bits4x2", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
+        + ("float4_e2m1fn_x2",)
+        + tuple(f"int{bits}" for bits in range(1, 8))
+        + tuple(f"uint{bits}" for bits in range(1, 8)),
+        1,
+    ),
+}
 
 
-def dtype_size(name: str) -> int:
-    return DTYPE_SIZES.get(name, 8)
+def dtype_size(name: str, output_bytes: int = 0, numel: int = 0) -> int:
+    """Bytes per element of the dtype `name`; one the table lacks is measured from an output of that dtype
+    (its bytes over its elements), and with neither a ValueError: never a guess."""
+    size = DTYPE_SIZES.get(name)
+    if size is None and numel > 0 and output_bytes > 0 and output_bytes % numel == 0:
+        size = output_bytes // numel
+    if size is None:
+        raise ValueError(f"no element size known for an output of dtype torch.{name}")
+    return size
+
+
+def numel_of(shape: list[int]) -> int:
+    """Elements of a tensor of this shape."""
+    return math.prod(int(size) for size in shape)
 
 
 def structure_error(

@@ -18,7 +18,7 @@ from typing import Any
 
 from evaluator.policy import KERNELBENCH_SEED, Policy
 from evaluator.trusted.conversation import Conversation, Stop
-from evaluator.trusted.session import TaskSession, host_timed_loop
+from evaluator.trusted.session import SeedsToServe, TaskSession, host_timed_loop
 
 
 @dataclass
@@ -34,6 +34,9 @@ class SideRound:
     # turn, the whole of the baselines' round on theirs (None where /proc cannot tell).
     kernel_cpu_ms: float | None = None
     span_ms: float = 0.0
+    # Hardened: each timed call on our clock, from `go` to the asking of its fingerprint seed, in the order
+    # of the records (the variants' one after another on the reference's side).
+    call_ms: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -77,7 +80,7 @@ class Rounds:
             calls = min(size, trials - done)
             message = {
                 "seeds": fresh_seeds(calls),
-                "fingerprint_seed": random.getrandbits(48),
+                "print_seeds": fresh_seeds(calls),  # each call's fingerprint seed, told after the call
                 "input_seed": random.getrandbits(48),
             }
             warm = fresh_seeds(plan.warmup if index == 0 else plan.round_warmup)
@@ -140,15 +143,10 @@ class Rounds:
         def read_cpu(phase: str) -> None:
             cpu[phase] = self.kernel.child.cpu_ms()
 
-        warm, timed = [], []
-        if "seeds" in message:  # hardened: each seed sent only when its call asks (host_timed_loop)
-            warm, timed = list(message["warmup_seeds"]), list(message["seeds"])
-            unlisted = {k: v for k, v in message.items() if k not in ("seeds", "warmup_seeds")}
-            unlisted.update(calls=len(timed), warmup_calls=len(warm))
-            self.kernel.child.send({"cmd": "round", **unlisted})
-        else:
-            self.kernel.child.send({"cmd": "round", **message})
-        loop_ms = host_timed_loop(self.kernel, limit, "timing", read_cpu, warm, timed)
+        sent, served = served_one_by_one(message, 1)
+        self.kernel.child.send({"cmd": "round", **sent})
+        times = host_timed_loop(self.kernel, limit, "timing", read_cpu, served)
+        loop_ms = times.loop_ms
         reply = self.kernel.expect("round", limit, "timing")
         records = reply.get("records")
         if not isinstance(records, list):
@@ -157,18 +155,41 @@ class Rounds:
         integrity = reply.get("integrity") or {}
         used = spent(cpu.get("start"), cpu.get("end"))
         self.timing.rounds.append(
-            SideRound("candidate", {"candidate": records}, loop_ms, seeds, integrity, used, loop_ms)
+            SideRound(
+                "candidate", {"candidate": records}, loop_ms, seeds, integrity, used, loop_ms, times.call_ms
+            )
         )
 
     def reference_round(self, message: dict[str, Any]) -> None:
         if "compile" in message["variants"]:
             self.session.ensure_compiled()
         before, started = self.kernel.child.cpu_ms(), time.perf_counter()
-        reply, loop_ms = self.session.timed_round({"cmd": "round", **message}, "timing the baselines")
+        sent, served = served_one_by_one(message, len(message["variants"]))
+        reply, times = self.session.timed_round({"cmd": "round", **sent}, "timing the baselines", served)
         span_ms = (time.perf_counter() - started) * 1e3
         used = spent(before, self.kernel.child.cpu_ms())
         seeds = requested_seeds(message)
-        self.timing.rounds.append(SideRound("reference", reply["records"], loop_ms, seeds, {}, used, span_ms))
+        turn = SideRound(
+            "reference", reply["records"], times.loop_ms, seeds, {}, used, span_ms, times.call_ms
+        )
+        self.timing.rounds.append(turn)
+
+
+def served_one_by_one(message: dict[str, Any], variants: int) -> tuple[dict[str, Any], SeedsToServe | None]:
+    """A hardened round's message with its seeds taken out (the child is told how many calls, and asks for
+    each seed in turn), and what to serve: every list once per variant, as the child's loops run them. A
+    round on one fixed input set (KernelBench mode) is sent as it is."""
+    if "seeds" not in message:
+        return message, None
+    lists = ("seeds", "warmup_seeds", "print_seeds")
+    sent = {key: value for key, value in message.items() if key not in lists}
+    sent.update(calls=len(message["seeds"]), warmup_calls=len(message["warmup_seeds"]))
+    served = SeedsToServe(
+        list(message["warmup_seeds"]) * variants,
+        list(message["seeds"]) * variants,
+        list(message["print_seeds"]) * variants,
+    )
+    return sent, served
 
 
 def fresh_seeds(count: int) -> list[int]:

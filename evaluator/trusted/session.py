@@ -189,7 +189,8 @@ class TaskSession:
             "fingerprint_seed": 1,
             "warmup_seeds": seeds[:2],
         }
-        reply, loop_ms = self.timed_round(message, "calibration")
+        reply, times = self.timed_round(message, "calibration")
+        loop_ms = times.loop_ms
         samples = [record[1] for record in reply["records"]["eager"]]
         overhead = max(0.0, (loop_ms - sum(samples)) / max(1, len(samples)))
         self.calibration = Calibration(samples, overhead)
@@ -218,11 +219,13 @@ class TaskSession:
         )
         self.compiled, self.compile_seconds = True, float(reply["seconds"])
 
-    def timed_round(self, message: dict[str, Any], stage: str) -> tuple[dict[str, Any], float]:
-        """Send a round; (its reply, the milliseconds between its loop's announcements on our clock)."""
+    def timed_round(
+        self, message: dict[str, Any], stage: str, seeds: SeedsToServe | None = None
+    ) -> tuple[dict[str, Any], HostLoop]:
+        """Send a round; (its reply, its loop on our clock), serving its seeds where given."""
         self.child.send(message)
-        loop_ms = host_timed_loop(self.talk, self.timeout(), stage)
-        return self.talk.expect("round", self.timeout(), stage), loop_ms
+        times = host_timed_loop(self.talk, self.timeout(), stage, seeds=seeds)
+        return self.talk.expect("round", self.timeout(), stage), times
 
     # Trials ---------------------------------------------------------------------------------------------
 
@@ -237,37 +240,83 @@ class TaskSession:
         return self.talk.request({"cmd": "memory"}, "memory", self.timeout(), "reading the peak memory")
 
 
+@dataclass
+class SeedsToServe:
+    """A hardened round's seeds, given to a child one at a time, each when its call asks: the warm-up calls'
+    before the loop starts, the timed calls' inside it, then for each timed call `go` (our clock starts on
+    it) and, once the call has returned, its fingerprint seed (our clock stops on the asking)."""
+
+    warm: Sequence[int] = ()
+    timed: Sequence[int] = ()
+    printed: Sequence[int] = ()
+
+
+@dataclass
+class HostLoop:
+    """A timed loop on our clock: from its start to its end, and (hardened) each timed call from `go` to
+    the asking of its fingerprint seed: the call itself, the device's sync and one pipe's round trip."""
+
+    loop_ms: float
+    call_ms: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Serving:
+    """Where a round stands in serving its seeds: what is left of each list, and the last `go` given."""
+
+    seeds: SeedsToServe
+    pending: list[int]
+    printed: list[int]
+    called: int = 0
+    gone: int = 0
+    go_at: float = 0.0
+
+    def answer(self, event: Any, inside: bool, times: HostLoop) -> dict[str, Any] | None:
+        """The reply to a request in the loop's order, or None for one out of it."""
+        served = len(self.seeds.printed) - len(self.printed)
+        if event == "next_seed" and self.pending and not (inside and self.called > served):
+            self.called += inside  # inside the loop, a call's seed only once the one before it is over
+            return {"cmd": "seed", "seed": self.pending.pop(0)}
+        if event == "go" and inside and self.gone == served < self.called:
+            self.gone, self.go_at = self.gone + 1, time.perf_counter()
+            return {"cmd": "go"}
+        if event == "print_seed" and inside and self.printed and served < self.gone:
+            times.call_ms.append((time.perf_counter() - self.go_at) * 1e3)
+            return {"cmd": "print_seed", "seed": self.printed.pop(0)}
+        return None
+
+
 def host_timed_loop(
     talk: Conversation,
     timeout: float,
     stage: str,
     at_phase: Callable[[str], None] | None = None,
-    warm: Sequence[int] = (),
-    timed: Sequence[int] = (),
-) -> float:
-    """Milliseconds between a child's announcements of a timed loop's start and end, on our clock;
-    `at_phase(phase)` is called at each, outside the span measured.
-
-    Seeds given (the kernel's hardened rounds) are sent one at a time, each when its call asks for it: the
-    warm-up calls' before the loop starts, the timed calls' inside it, so no later call's seed is in that
-    process before its turn."""
-    pending, inside, started = list(warm), False, 0.0
+    seeds: SeedsToServe | None = None,
+) -> HostLoop:
+    """A child's timed loop on our clock, between its announcements of the loop's start and end;
+    `at_phase(phase)` is called at each, outside the span measured. Seeds given (hardened rounds) are served
+    as SeedsToServe says: no call's seed is in that process before its turn, and no call's fingerprint seed
+    before the call is over."""
+    serving = Serving(seeds or SeedsToServe(), list((seeds or SeedsToServe()).warm), [])
+    times, inside, started = HostLoop(0.0), False, 0.0
     kind = "harness_error" if talk.who == "reference" else "sandbox_violation"
     while True:
         message = talk.receive(timeout, stage)
         event, phase = message.get("event"), message.get("phase")
-        if event == "next_seed" and pending:
-            talk.child.send({"cmd": "seed", "seed": pending.pop(0)})
+        reply = serving.answer(event, inside, times)
+        if reply is not None:
+            talk.child.send(reply)
             continue
         if event != "timing_loop":
             raise Stop(kind, f"unexpected message {event!r} from the {talk.who} during {stage}")
-        if phase != ("end" if inside else "start") or pending:
+        if phase != ("end" if inside else "start") or serving.pending or (inside and serving.printed):
             raise Stop(kind, f"timed loop announced out of order ({phase!r})")
         if inside:
-            loop_ms = (time.perf_counter() - started) * 1e3
+            times.loop_ms = (time.perf_counter() - started) * 1e3
             if at_phase is not None:
                 at_phase(phase)
-            return loop_ms
+            return times
         if at_phase is not None:
             at_phase(phase)
-        started, inside, pending = time.perf_counter(), True, list(timed)
+        started, inside = time.perf_counter(), True
+        serving.pending, serving.printed = list(serving.seeds.timed), list(serving.seeds.printed)

@@ -23,6 +23,7 @@ from evaluator.policy import (
     KERNEL_IDLE_SHARE,
     KERNEL_LOOP_CORES,
     MIN_SAMPLE_MS,
+    UNCLAIMED_CALL,
     Policy,
 )
 from evaluator.result import Result, TimingInfo
@@ -50,8 +51,36 @@ def check_records(timing: Timing, variants: list[str]) -> None:
 
 
 def samples(timing: Timing, variant: str, policy: Policy) -> list[float]:
-    values = [record[1] for record in timing.records(variant)]
-    return values[policy.timing.discard_first :] if not policy.timing.interleaved else values
+    """A variant's timed calls (ms). On the CPU (hardened) each is at least what the harness's own clock
+    saw of the call less the baselines' median beyond their claims: a kernel's process claiming less than
+    its calls took gains nothing (on a shared CPU the host clock is too noisy to flag it by)."""
+    if not policy.timing.interleaved:
+        return [record[1] for record in timing.records(variant)][policy.timing.discard_first :]
+    latency = host_latency(timing) if policy.device == "cpu" else None
+    values = []
+    for turn in timing.rounds:
+        claims = [record[1] for record in turn.records.get(variant, [])]
+        spans = spans_of(turn, variant)
+        if latency is not None and len(spans) == len(claims):
+            claims = [max(claim, span - latency) for claim, span in zip(claims, spans, strict=True)]
+        values += claims
+    return values
+
+
+def spans_of(turn: SideRound, variant: str) -> list[float]:
+    """The harness's clock on each of a variant's calls in a turn (none where it did not time them)."""
+    offset = 0
+    for name, records in turn.records.items():
+        if name == variant:
+            return turn.call_ms[offset : offset + len(records)]
+        offset += len(records)
+    return []
+
+
+def host_latency(timing: Timing) -> float | None:
+    """The baselines' median time beyond their claims per call on the harness's clock (its two wake-ups)."""
+    beyond, _ = beyond_claims(timing.of("reference"))
+    return statistics.median(beyond) if beyond else None
 
 
 def reject_implausible_samples(result: Result, values: list[float], device: str, stage_s: float) -> None:
@@ -254,6 +283,47 @@ def apply_consistency(
     if policy.device == "cuda":  # a shared CPU's scheduling moves small times by more than any rule allows
         flag_slowed_baseline(result, timing, before, after)
     flag_kernel_cpu(result, timing, KERNEL_LOOP_CORES[policy.device])
+    flag_unclaimed_call_time(result, timing, policy.device)
+
+
+def beyond_claims(turns: list[SideRound]) -> tuple[list[float], list[float]]:
+    """(each timed call on our clock less its claimed time, the claims) over these turns' calls, where our
+    clock timed every call of the turn (hardened rounds) and every record is well formed."""
+    beyond, claims = [], []
+    for turn in turns:
+        records = [record for records in turn.records.values() for record in records]
+        if not turn.call_ms or len(records) != len(turn.call_ms) or not all(map(well_formed, records)):
+            continue
+        beyond += [span - record[1] for span, record in zip(turn.call_ms, records, strict=True)]
+        claims += [record[1] for record in records]
+    return beyond, claims
+
+
+def flag_unclaimed_call_time(result: Result, timing: Timing, device: str) -> None:
+    """The candidate's calls took longer on our clock, beyond what it claimed, than the baselines' did: its
+    process reports smaller times than its calls took (records rewritten, a timer tampered with). On a GPU a
+    flag; on the CPU the samples were raised to our clock's (`samples`), and the figures say by how much."""
+    mine, claims = beyond_claims(timing.of("candidate"))
+    theirs, _ = beyond_claims(timing.of("reference"))
+    if not mine or not theirs:
+        return
+    excess, claim = statistics.median(mine) - statistics.median(theirs), statistics.median(claims)
+    if result.timing is not None and result.timing.host_check is not None:
+        result.timing.host_check["candidate_call_beyond_claim_ms"] = round(statistics.median(mine), 4)
+        result.timing.host_check["baseline_call_beyond_claim_ms"] = round(statistics.median(theirs), 4)
+        if result.runtime_ms is not None and claim > 0:
+            raised = result.runtime_ms["median"] / claim - 1
+            result.timing.host_check["candidate_median_raised_by"] = round(raised, 4)
+    if device not in UNCLAIMED_CALL:
+        return
+    for severity, (floor_ms, share) in zip(("hack", "suspect"), UNCLAIMED_CALL[device], strict=True):
+        if excess > max(floor_ms, share * claim):
+            detail = (
+                f"the candidate's timed calls took a median {excess:.3f} ms longer on the harness's clock, "
+                f"beyond the times its process claimed ({claim:.3f} ms), than the baselines' calls did"
+            )
+            upgrade(result, "timing_forged", severity, detail)
+            return
 
 
 def cpu_over(turns: list[SideRound]) -> tuple[float, float, int] | None:

@@ -4,7 +4,8 @@ Pure Python, no fixtures: the GPU host runs test_gpu.py without the project's co
 """
 
 # kernel: ((level, task name), outcome, detail); outcome is "pass", "fail" (detail: the error kind, or a
-# tuple of the kinds accepted) or "flag" (detail: a hack flag code)
+# tuple of the kinds accepted), "flag" (detail: a hack flag code) or "no_gain" (CPU: its claimed times were
+# raised to the harness's clock, by at least the share in detail)
 CORPUS = {
     "honest_triton_relu": ((1, "9_ReLU"), "pass", None),
     "honest_triton_matmul": ((1, "1_Square_matrix_multiplication"), "pass", None),
@@ -66,6 +67,12 @@ CORPUS = {
     "adv_seed_hook": ((1, "9_ReLU"), "flag", "torch_patched"),
     "adv_cpu_while_baselines": ((1, "9_ReLU"), "flag", "cpu_while_baselines_timed"),
     "adv_cpu_beside_calls": ((1, "9_ReLU"), "flag", "cpu_beside_timed_calls"),
+    # harness 2.9: every timed call spanned by the harness's clock, its fingerprint seed told after it
+    # returned and its sampled values held to the trials' rule, trials run as timed calls are, every page of
+    # a CPU output read inside the timed call, native fault handlers watched
+    "adv_rewrite_records": ((1, "1_Square_matrix_multiplication"), "no_gain", 0.3),
+    "adv_timed_only_drift": ((1, "1_Square_matrix_multiplication"), "fail", "wrong_values"),
+    "adv_lazy_pages": ((1, "1_Square_matrix_multiplication"), "flag", "state_left_behind"),
 }
 # Kernels that only mean something on a GPU (the CPU test checks they are left out there).
 GPU_ONLY = {"adv_side_stream", "adv_illegal_memory", "honest_cuda_fused_epilogue", "probe_sandbox"}
@@ -77,4 +84,5 @@ ON_GPU = {
     # a full-size output is judged where it lies (no copy at return): the hook may finish it before the reads
     "adv_signal_timer": ("flag", "state_left_behind"),
     "adv_audit_hook": ("flag", "state_left_behind"),
+    "adv_rewrite_records": ("flag", "timing_forged"),
 }

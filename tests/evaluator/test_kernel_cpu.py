@@ -17,7 +17,7 @@ from evaluator.result import Result, TimingInfo
 from evaluator.sandbox.cputime import tree_cpu_ms
 from evaluator.trusted.conversation import Stop
 from evaluator.trusted.rounds import SideRound, Timing
-from evaluator.trusted.session import host_timed_loop
+from evaluator.trusted.session import SeedsToServe, host_timed_loop
 from evaluator.trusted.speed import flag_kernel_cpu
 from tests.evaluator.conftest import RELU, run_cli
 
@@ -155,17 +155,24 @@ class Talk:
         return self.script.pop(0)
 
 
-ASK = {"event": "next_seed"}
+ASK, GO, PRINT = {"event": "next_seed"}, {"event": "go"}, {"event": "print_seed"}
 START, END = {"event": "timing_loop", "phase": "start"}, {"event": "timing_loop", "phase": "end"}
+SEEDS = SeedsToServe([11, 12], [21, 22, 23], [31, 32, 33])
+CALL = [ASK, GO, PRINT]
 
 
 def test_each_seed_is_given_when_its_call_asks_and_not_before():
-    talk = Talk([ASK, ASK, START, ASK, ASK, ASK, END])
+    talk = Talk([ASK, ASK, START, *CALL, *CALL, *CALL, END])
     phases = []
-    loop_ms = host_timed_loop(talk, 5.0, "timing", phases.append, [11, 12], [21, 22, 23])
-    assert [message["seed"] for message in talk.given] == [11, 12, 21, 22, 23]
+    times = host_timed_loop(talk, 5.0, "timing", phases.append, SEEDS)
+    given = [(message["cmd"], message.get("seed")) for message in talk.given]
+    assert given == [("seed", 11), ("seed", 12)] + [
+        step for n in range(3) for step in (("seed", 21 + n), ("go", None), ("print_seed", 31 + n))
+    ]
     assert phases == ["start", "end"]
-    assert loop_ms >= 0
+    assert times.loop_ms >= 0
+    assert len(times.call_ms) == 3
+    assert all(ms >= 0 for ms in times.call_ms)
 
 
 @pytest.mark.parametrize(
@@ -173,13 +180,19 @@ def test_each_seed_is_given_when_its_call_asks_and_not_before():
     [
         [ASK, ASK, ASK, START],  # a third warm-up seed
         [ASK, START, ASK, END],  # a warm-up seed left: the loop may not start
-        [ASK, ASK, START, ASK, END],  # timed seeds left: the loop may not end
-        [ASK, ASK, START, ASK, ASK, ASK, ASK],  # a fourth timed seed
+        [ASK, ASK, START, *CALL, END],  # timed seeds left: the loop may not end
+        [ASK, ASK, START, *CALL, *CALL, *CALL, ASK],  # a fourth timed seed
+        [ASK, ASK, START, ASK, PRINT],  # a fingerprint seed before the call's go
+        [ASK, ASK, START, GO],  # go before the call's seed
+        [ASK, ASK, START, ASK, GO, GO],  # a second go for one call
+        [ASK, ASK, START, ASK, GO, PRINT, PRINT],  # a second fingerprint seed for one call
+        [ASK, ASK, START, ASK, ASK, GO, PRINT, GO],  # go for a call whose seed it asked early
+        [ASK, ASK, START, *CALL, *CALL, ASK, GO, END],  # a fingerprint seed left: the loop may not end
     ],
 )
 def test_a_round_out_of_order_is_a_sandbox_violation(script):
     with pytest.raises(Stop) as stop:
-        host_timed_loop(Talk(script), 5.0, "timing", None, [11, 12], [21, 22, 23])
+        host_timed_loop(Talk(script), 5.0, "timing", None, SEEDS)
     assert stop.value.kind == "sandbox_violation"
 
 

@@ -47,7 +47,7 @@ def relayout(tensor: torch.Tensor) -> None:
 
 
 def loop(observe=None, before=None):
-    return timing.Loop("cpu", True, timing.L2Flusher("cpu", False), 3, observe, before)
+    return timing.Loop("cpu", True, timing.L2Flusher("cpu", False), lambda index: 3, observe, before)
 
 
 def test_every_call_gets_new_inputs_so_a_relayout_reaches_no_later_call():
