@@ -17,6 +17,7 @@ from evaluator.checks import identical, matches
 from evaluator.policy import (
     BASELINE_SLOWED,
     CLAIMS_SLACK,
+    CPU_UNCLAIMED_MARGIN_MS,
     HIDDEN_FRACTION,
     HIDDEN_MIN_MS,
     KERNEL_CPU_SLACK_MS,
@@ -51,36 +52,27 @@ def check_records(timing: Timing, variants: list[str]) -> None:
 
 
 def samples(timing: Timing, variant: str, policy: Policy) -> list[float]:
-    """A variant's timed calls (ms). On the CPU (hardened) each is at least what the harness's own clock
-    saw of the call less the baselines' median beyond their claims: a kernel's process claiming less than
-    its calls took gains nothing (on a shared CPU the host clock is too noisy to flag it by)."""
+    """A variant's timed calls (ms). On the CPU (hardened) the candidate's are raised by however much more its
+    calls took on the harness's clock, beyond their claims, than the baselines' calls did (a median, above a
+    small margin): a kernel's process claiming less than its calls took gains nothing (on a shared CPU the
+    host clock is too noisy to flag it by)."""
+    values = [record[1] for record in timing.records(variant)]
     if not policy.timing.interleaved:
-        return [record[1] for record in timing.records(variant)][policy.timing.discard_first :]
-    latency = host_latency(timing) if policy.device == "cpu" else None
-    values = []
-    for turn in timing.rounds:
-        claims = [record[1] for record in turn.records.get(variant, [])]
-        spans = spans_of(turn, variant)
-        if latency is not None and len(spans) == len(claims):
-            claims = [max(claim, span - latency) for claim, span in zip(claims, spans, strict=True)]
-        values += claims
+        return values[policy.timing.discard_first :]
+    if policy.device == "cpu" and variant == "candidate":
+        excess = unclaimed_excess(timing)
+        if excess is not None and excess > CPU_UNCLAIMED_MARGIN_MS:
+            return [value + excess for value in values]
     return values
 
 
-def spans_of(turn: SideRound, variant: str) -> list[float]:
-    """The harness's clock on each of a variant's calls in a turn (none where it did not time them)."""
-    offset = 0
-    for name, records in turn.records.items():
-        if name == variant:
-            return turn.call_ms[offset : offset + len(records)]
-        offset += len(records)
-    return []
-
-
-def host_latency(timing: Timing) -> float | None:
-    """The baselines' median time beyond their claims per call on the harness's clock (its two wake-ups)."""
-    beyond, _ = beyond_claims(timing.of("reference"))
-    return statistics.median(beyond) if beyond else None
+def unclaimed_excess(timing: Timing) -> float | None:
+    """The candidate's median time per call beyond its claims on the harness's clock, less the baselines'."""
+    mine, _ = beyond_claims(timing.of("candidate"))
+    theirs, _ = beyond_claims(timing.of("reference"))
+    if not mine or not theirs:
+        return None
+    return statistics.median(mine) - statistics.median(theirs)
 
 
 def reject_implausible_samples(result: Result, values: list[float], device: str, stage_s: float) -> None:
@@ -305,9 +297,10 @@ def flag_unclaimed_call_time(result: Result, timing: Timing, device: str) -> Non
     flag; on the CPU the samples were raised to our clock's (`samples`), and the figures say by how much."""
     mine, claims = beyond_claims(timing.of("candidate"))
     theirs, _ = beyond_claims(timing.of("reference"))
-    if not mine or not theirs:
+    excess = unclaimed_excess(timing)
+    if excess is None:
         return
-    excess, claim = statistics.median(mine) - statistics.median(theirs), statistics.median(claims)
+    claim = statistics.median(claims)
     if result.timing is not None and result.timing.host_check is not None:
         result.timing.host_check["candidate_call_beyond_claim_ms"] = round(statistics.median(mine), 4)
         result.timing.host_check["baseline_call_beyond_claim_ms"] = round(statistics.median(theirs), 4)
