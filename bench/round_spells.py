@@ -8,7 +8,9 @@ for longer than a round lands on whichever side is running then; with few rounds
 speedup of an identity candidate far from 1. Per result this prints each round's median over its side's
 fastest round, in the order they ran (C: the candidate, B: the baseline), and the spread (slowest round's
 median over the fastest's) of each side; a result is unsteady where a side's spread passes --threshold.
-The summary counts the unsteady results and gives their speedups.
+It also gives the speedup of the two sides' fastest rounds (each side's best round median), which a spell
+on one side does not move. The summary counts the unsteady results and gives both speedups, and how many
+results each puts within 3 % of 1 (for identity candidates).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def spells(result: dict, variant: str) -> dict | None:
     medians = {"C": round_medians(samples["candidate"], sizes), "B": round_medians(samples[variant], sizes)}
     return {
         "speedup": (result.get("speedup") or {}).get(variant),
+        "best_round_speedup": min(medians["B"]) / min(medians["C"]),
         "rounds_per_side": len(sizes),
         "spread": {side: max(values) / min(values) for side, values in medians.items()},
         "order": " ".join(f"{side}{ratio:.2f}" for side, ratio in in_order(medians["C"], medians["B"])),
@@ -57,11 +60,21 @@ def spells(result: dict, variant: str) -> dict | None:
 
 def summary(per_file: dict[str, dict], threshold: float) -> dict:
     unsteady = {name: row for name, row in per_file.items() if max(row["spread"].values()) > threshold}
+    within = {
+        statistic: sum(
+            row[statistic] is not None and abs(row[statistic] - 1) <= 0.03 for row in per_file.values()
+        )
+        for statistic in ("speedup", "best_round_speedup")
+    }
     return {
         "results": len(per_file),
         "unsteady": len(unsteady),
         "threshold": threshold,
         "unsteady_speedups": {name: row["speedup"] for name, row in unsteady.items()},
+        "unsteady_best_round_speedups": {
+            name: round(row["best_round_speedup"], 4) for name, row in unsteady.items()
+        },
+        "within_3pct": within,
     }
 
 
@@ -81,7 +94,12 @@ def main() -> int:
         if row is not None:
             per_file[path.stem] = row
             logger.info(
-                "%s speedup %s rounds %d: %s", path.stem, row["speedup"], row["rounds_per_side"], row["order"]
+                "%s speedup %s (best rounds %.4f) rounds %d: %s",
+                path.stem,
+                row["speedup"],
+                row["best_round_speedup"],
+                row["rounds_per_side"],
+                row["order"],
             )
     return report_out(per_file, summary(per_file, args.threshold), "rounds", args.json)
 

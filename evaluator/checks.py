@@ -30,7 +30,9 @@ def matches(candidate: list[float], expected: list[float], numel: int, tolerance
     the bounds are ten times those. An output wrong in a fraction of its elements moves the projection by
     about the norm of its error, whatever the positions of the wrong elements. The sampled values are held
     to the trials' own rule, element by element (an infinity only by itself): a timed call's positions are
-    drawn after it returned, so an output near the reference only in its sums fails at most of them.
+    drawn after it returned, so an output near the reference only in its sums fails at most of them. Its L2
+    norm must be within a factor of two of the reference's: on a task whose outputs all lie below the
+    absolute tolerance, zeros would pass every other check.
     """
     if len(candidate) != len(expected) or any(math.isnan(value) for value in candidate[:SUMMARY]):
         return False
@@ -43,6 +45,8 @@ def matches(candidate: list[float], expected: list[float], numel: int, tolerance
         for c, e, bound in zip(candidate[:SUMMARY], expected[:SUMMARY], bounds, strict=True)
     ):
         return False
+    if norm > 0 and not 0.5 * norm <= candidate[2] <= 2 * norm:
+        return False  # off in scale: where every value is below the absolute tolerance (zeros on a softmax)
     return all(
         close_value(c, e, tolerance) for c, e in zip(candidate[SUMMARY:], expected[SUMMARY:], strict=True)
     )

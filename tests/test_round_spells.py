@@ -22,6 +22,7 @@ def test_rounds_are_laid_out_in_the_order_they_ran_and_over_each_side_s_fastest(
     assert row["order"] == "C1.50 B1.00 B1.00 C1.00 C1.00 B2.00"
     assert row["spread"] == {"C": 1.5, "B": 2.0}
     assert row["rounds_per_side"] == 3
+    assert row["best_round_speedup"] == 1.0  # 10 ms at best on both sides
 
 
 def test_the_summary_counts_the_unsteady_results(tmp_path):
@@ -36,6 +37,8 @@ def test_the_summary_counts_the_unsteady_results(tmp_path):
     report = round_spells.summary(per_file, 1.05)
     assert (report["results"], report["unsteady"]) == (2, 1)
     assert report["unsteady_speedups"] == {"unsteady": 0.9}
+    assert report["unsteady_best_round_speedups"] == {"unsteady": 1.0}
+    assert report["within_3pct"] == {"speedup": 1, "best_round_speedup": 2}
 
 
 def test_a_result_without_baseline_samples_is_left_out():

@@ -314,6 +314,8 @@ class Candidate(Child):
         quick = self.snapshot.quick()
         if gc.isenabled():  # timing.Loop turns it off: back on, a finaliser could run as inputs are drawn
             quick["hooks"] = [*quick["hooks"], "gc: the collector turned back on inside a timed loop"]
+        if not self.pipes_intact():
+            quick["hooks"] = [*quick["hooks"], "the pipes to the harness replaced in this process"]
         facts["state"] = {key: value for key, value in quick.items() if value}
         return {
             key: value

@@ -40,6 +40,11 @@ def error_message(error: BaseException) -> dict[str, Any]:
     return {"event": "harness_error", "message": "".join(traceback.format_exception(error))[-4000:]}
 
 
+def pipe_identity(fds: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Which open files these descriptors are (device and inode): a pipe put in another's place differs."""
+    return [(status.st_dev, status.st_ino) for status in map(os.fstat, fds)]
+
+
 class Child:
     """One role of a sandboxed child; subclasses define setup() and cmd_<name>(message) handlers."""
 
@@ -51,6 +56,12 @@ class Child:
         self.emit: Callable[[dict[str, Any]], None] = lambda message: write_message(
             spec["result_fd"], message
         )
+        # The pipes to the harness as they are now, and copies of them: candidate code shares this process and
+        # could put other pipes in their place (dup2) to speak for the harness's code; each request to the
+        # harness first checks them, and a replaced pair is put back so the violation is heard.
+        self.pipes = (spec["command_fd"], spec["result_fd"])
+        self.pipe_ids = pipe_identity(self.pipes)
+        self.pipe_copies = tuple(os.dup(fd) for fd in self.pipes)
 
     def setup(self) -> None:
         raise NotImplementedError
@@ -76,8 +87,20 @@ class Child:
             if reply is not None:
                 self.emit(self.traced(reply))
 
+    def pipes_intact(self) -> bool:
+        try:
+            return pipe_identity(self.pipes) == self.pipe_ids
+        except OSError:
+            return False
+
     def ask(self, event: str, reply: str) -> dict[str, Any]:
         """A request to the harness in the middle of a command, and its answer (a `reply` command)."""
+        if not self.pipes_intact():
+            for copy, fd in zip(self.pipe_copies, self.pipes, strict=True):
+                os.dup2(copy, fd)
+            raise StageFailure(
+                "sandbox_violation", "the pipes to the harness were replaced in the kernel's process"
+            )
         self.emit({"event": event})
         answer = self.commands.read()
         if answer.get("cmd") != reply:

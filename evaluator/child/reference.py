@@ -51,6 +51,7 @@ class Reference(Child):
         self.constant: float | None = None
         self.slots: Slots | None = None
         self.flusher = None
+        self.snapshot: integrity.Snapshot | None = None  # mirrors the kernel process's per-call check
         if "compile" in self.spec.get("baselines", ()):
             # torch.compile's compiler, imported now (a second or more) rather than at the baseline's turn:
             # a reference process started ahead of its task's turn does this while another kernel runs
@@ -230,12 +231,20 @@ class Reference(Child):
         seed = message.get("input_seed", 0)
         checked = bool(self.spec.get("check_inputs"))
         print_seed, ready = timing.round_sources(message, self.ask)
+        if ready is not None and self.snapshot is None:
+            self.snapshot = integrity.Snapshot.take()
+
+        def observe(output: Any, values: list[Any], untouched: Any) -> dict[str, Any]:
+            if ready is not None:  # the per-call state check the kernel's process makes: cycles compare
+                self.snapshot.quick()
+            return {"inputs": untouched} if checked else {}
+
         loop = timing.Loop(
             self.device,
             self.plan.device_sync_before_end,
             self.flusher,
             print_seed,
-            observe=lambda output, values, untouched: {"inputs": untouched} if checked else {},
+            observe=observe,
             before=lambda values: input_prints(values, seed) if checked else None,
             ready=ready,
         )  # one pass over the inputs per call, as in the candidate's loop: the two loops' overheads compare

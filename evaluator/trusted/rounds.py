@@ -37,6 +37,9 @@ class SideRound:
     # Hardened: each timed call on our clock, from `go` to the asking of its fingerprint seed, in the order
     # of the records (the variants' one after another on the reference's side).
     call_ms: list[float] = field(default_factory=list)
+    # Hardened: when each timed call's fingerprint seed was asked, from the loop's start (same order): from
+    # one to the next, a call's whole cycle (its checks, the next inputs, anything else done in between).
+    asked_ms: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -154,11 +157,9 @@ class Rounds:
         seeds = requested_seeds(message)
         integrity = reply.get("integrity") or {}
         used = spent(cpu.get("start"), cpu.get("end"))
-        self.timing.rounds.append(
-            SideRound(
-                "candidate", {"candidate": records}, loop_ms, seeds, integrity, used, loop_ms, times.call_ms
-            )
-        )
+        turn = SideRound("candidate", {"candidate": records}, loop_ms, seeds, integrity, used, loop_ms)
+        turn.call_ms, turn.asked_ms = times.call_ms, times.asked_ms
+        self.timing.rounds.append(turn)
 
     def reference_round(self, message: dict[str, Any]) -> None:
         if "compile" in message["variants"]:
@@ -169,9 +170,8 @@ class Rounds:
         span_ms = (time.perf_counter() - started) * 1e3
         used = spent(before, self.kernel.child.cpu_ms())
         seeds = requested_seeds(message)
-        turn = SideRound(
-            "reference", reply["records"], times.loop_ms, seeds, {}, used, span_ms, times.call_ms
-        )
+        turn = SideRound("reference", reply["records"], times.loop_ms, seeds, {}, used, span_ms)
+        turn.call_ms, turn.asked_ms = times.call_ms, times.asked_ms
         self.timing.rounds.append(turn)
 
 

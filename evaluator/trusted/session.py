@@ -258,6 +258,7 @@ class HostLoop:
 
     loop_ms: float
     call_ms: list[float] = field(default_factory=list)
+    asked_ms: list[float] = field(default_factory=list)  # each fingerprint seed's asking, from the start
 
 
 @dataclass
@@ -270,6 +271,7 @@ class Serving:
     called: int = 0
     gone: int = 0
     go_at: float = 0.0
+    started: float = 0.0
 
     def answer(self, event: Any, inside: bool, times: HostLoop) -> dict[str, Any] | None:
         """The reply to a request in the loop's order, or None for one out of it."""
@@ -281,7 +283,9 @@ class Serving:
             self.gone, self.go_at = self.gone + 1, time.perf_counter()
             return {"cmd": "go"}
         if event == "print_seed" and inside and self.printed and served < self.gone:
-            times.call_ms.append((time.perf_counter() - self.go_at) * 1e3)
+            now = time.perf_counter()
+            times.call_ms.append((now - self.go_at) * 1e3)
+            times.asked_ms.append((now - self.started) * 1e3)
             return {"cmd": "print_seed", "seed": self.printed.pop(0)}
         return None
 
@@ -319,4 +323,5 @@ def host_timed_loop(
         if at_phase is not None:
             at_phase(phase)
         started, inside = time.perf_counter(), True
+        serving.started = started
         serving.pending, serving.printed = list(serving.seeds.timed), list(serving.seeds.printed)

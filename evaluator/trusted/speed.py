@@ -10,11 +10,13 @@ CPU the candidate's processes used (read by the harness) against one thread in i
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
 from evaluator.checks import identical, matches
 from evaluator.policy import (
+    ANSWERED_ITSELF_MS,
     BASELINE_SLOWED,
     CLAIMS_SLACK,
     CPU_UNCLAIMED_MARGIN_MS,
@@ -94,8 +96,9 @@ def judge_timing(
 ) -> None:
     """Statistics, speedups, timed-output checks, per-call facts and the flags of the timing stage."""
     check_records(timing, ["candidate", *policy.baselines])
+    claimed = [record[1] for record in timing.records("candidate")]
+    reject_implausible_samples(result, claimed, policy.device, stage_s)  # what its process claimed
     candidate = samples(timing, "candidate", policy)
-    reject_implausible_samples(result, candidate, policy.device, stage_s)
     result.runtime_ms = summarize(candidate)
     for baseline in policy.baselines:
         values = samples(timing, baseline, policy)
@@ -278,6 +281,22 @@ def apply_consistency(
     flag_unclaimed_call_time(result, timing, policy.device)
 
 
+def beyond_cycles(turns: list[SideRound]) -> list[float]:
+    """Each timed call's whole cycle on our clock (from the asking of the fingerprint seed before it to its
+    own) less its claim: its checks, the next inputs, and anything else its process did between two calls;
+    the first call of each variant's run in a turn has no cycle."""
+    beyond = []
+    for turn in turns:
+        offset = 0
+        for records in turn.records.values():
+            asked = turn.asked_ms[offset : offset + len(records)]
+            offset += len(records)
+            if len(asked) != len(records) or not all(map(well_formed, records)):
+                continue
+            beyond += [b - a - r[1] for a, b, r in zip(asked, asked[1:], records[1:], strict=False)]
+    return beyond
+
+
 def beyond_claims(turns: list[SideRound]) -> tuple[list[float], list[float]]:
     """(each timed call on our clock less its claimed time, the claims) over these turns' calls, where our
     clock timed every call of the turn (hardened rounds) and every record is well formed."""
@@ -304,11 +323,23 @@ def flag_unclaimed_call_time(result: Result, timing: Timing, device: str) -> Non
     if result.timing is not None and result.timing.host_check is not None:
         result.timing.host_check["candidate_call_beyond_claim_ms"] = round(statistics.median(mine), 4)
         result.timing.host_check["baseline_call_beyond_claim_ms"] = round(statistics.median(theirs), 4)
+        cycles = [beyond_cycles(timing.of(side)) for side in ("candidate", "reference")]
+        for side, values in zip(("candidate", "baseline"), cycles, strict=True):
+            if values:
+                median = statistics.median(values)
+                result.timing.host_check[f"{side}_cycle_beyond_claim_ms"] = round(median, 4)
         if result.runtime_ms is not None and claim > 0:
             raised = result.runtime_ms["median"] / claim - 1
-            result.timing.host_check["candidate_median_raised_by"] = round(raised, 4)
+            if math.isfinite(raised):
+                result.timing.host_check["candidate_median_raised_by"] = round(raised, 4)
     if device not in UNCLAIMED_CALL:
         return
+    if excess < -ANSWERED_ITSELF_MS:
+        detail = (
+            f"the candidate's timed calls took a median {-excess:.3f} ms less on the harness's clock, beyond "
+            "their claims, than the baselines' calls did: no honest call skips the flush and syncs it times"
+        )
+        upgrade(result, "timing_forged", "suspect", detail)
     for severity, (floor_ms, share) in zip(("hack", "suspect"), UNCLAIMED_CALL[device], strict=True):
         if excess > max(floor_ms, share * claim):
             detail = (

@@ -73,6 +73,7 @@ CORPUS = {
     "adv_rewrite_records": ((1, "1_Square_matrix_multiplication"), "no_gain", 0.3),
     "adv_timed_only_drift": ((1, "1_Square_matrix_multiplication"), "fail", "wrong_values"),
     "adv_lazy_pages": ((1, "1_Square_matrix_multiplication"), "flag", "state_left_behind"),
+    "adv_pipe_takeover": ((1, "9_ReLU"), "fail", "sandbox_violation"),
 }
 # Kernels that only mean something on a GPU (the CPU test checks they are left out there).
 GPU_ONLY = {"adv_side_stream", "adv_illegal_memory", "honest_cuda_fused_epilogue", "probe_sandbox"}

@@ -34,6 +34,15 @@ def test_an_output_off_by_five_tolerances_everywhere_fails_at_the_sampled_values
     assert not matches(fingerprint.fingerprint(drifted, 11), reference, expected.numel(), TOLERANCE)
 
 
+def test_an_output_far_below_the_tolerance_is_still_judged_by_its_scale():
+    torch.manual_seed(0)
+    softmax = torch.softmax(torch.rand(4, 65536), dim=1)  # every value about 1.5e-5, below atol
+    reference = fingerprint.fingerprint(softmax, 5)
+    assert matches(fingerprint.fingerprint(softmax.clone(), 5), reference, softmax.numel(), TOLERANCE)
+    zeros = fingerprint.fingerprint(torch.zeros_like(softmax) * 1e-3, 5)
+    assert not matches(zeros, reference, softmax.numel(), TOLERANCE)
+
+
 def test_a_sampled_infinity_matches_only_itself_and_a_nan_reference_leaves_it_to_the_trials():
     inf = float("inf")
     assert close_value(inf, inf, TOLERANCE)
@@ -96,6 +105,8 @@ def test_on_a_gpu_calls_longer_on_the_harness_clock_than_claimed_are_forged():
     assert unclaimed(shrunk, "cuda") == {"timing_forged": "hack"}
     slightly = turns([1.85] * 9, [2.3] * 9, [2.0] * 9, [2.3] * 9)  # 0.15 ms a call: a suspect
     assert unclaimed(slightly, "cuda") == {"timing_forged": "suspect"}
+    answered = turns([2.0] * 9, [2.05] * 9, [2.0] * 9, [2.5] * 9)  # its process skipped the harness's span
+    assert unclaimed(answered, "cuda") == {"timing_forged": "suspect"}
 
 
 def test_on_the_cpu_claims_below_the_harness_clock_are_raised_to_it():
