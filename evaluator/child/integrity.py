@@ -365,6 +365,17 @@ def task_namespaces(task: types.ModuleType, reference: torch.nn.Module | None) -
     return namespaces
 
 
+def call_state() -> dict[str, Any]:
+    """The state quick() compares after every call, as it is now."""
+    return {
+        "precision": precision_state(),
+        "hooks": hook_state(),
+        "threads_settings": thread_settings(),
+        "threads": {t.ident for t in threading.enumerate()},
+        "os_threads": os_threads(),
+    }
+
+
 @dataclass
 class Snapshot:
     """The state before candidate code runs, with the live objects kept so their ids stay unique."""
@@ -387,19 +398,21 @@ class Snapshot:
         keep: list[Any] = []
         task = task or {}
         snapshot = cls(
-            precision=precision_state(),
-            hooks=hook_state(),
-            threads_settings=thread_settings(),
+            **call_state(),
             modules=record_modules(keep),
             tasks=task_identities(task, keep),
             operators=dispatch_tables(),
-            threads={t.ident for t in threading.enumerate()},
-            os_threads=os_threads(),
             task=task,
             keep_alive=keep,
         )
         snapshot.full_seconds = time.perf_counter() - started
         return snapshot
+
+    @classmethod
+    def for_calls(cls) -> Snapshot:
+        """Only what quick() compares, none of the modules, classes and operator tables full() walks (a
+        fraction of a second to record): for a process that mirrors the kernel's per-call check."""
+        return cls(**call_state(), modules={}, tasks={}, operators={})
 
     def quick(self) -> dict[str, Any]:
         """What changed that is cheap to see (after every call)."""

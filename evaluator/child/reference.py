@@ -27,7 +27,7 @@ from evaluator.policy import TASK_MODULE, TimingPlan
 DESCRIBE_PRINT_SEED = 3  # the inputs' fingerprints when a task's get_inputs() is drawn twice
 
 
-def drawn_inputs(values: list[Any]) -> tuple[list, list[str]]:
+def inputs_evidence(values: list[Any]) -> tuple[list, list[str]]:
     """What says whether two draws of a task's inputs agree: the tensors' fingerprints, the rest's repr."""
     others = [repr(value) for value in values if not isinstance(value, torch.Tensor)]
     return input_prints(values, DESCRIBE_PRINT_SEED), others
@@ -123,16 +123,16 @@ class Reference(Child):
             "scratch_bytes": scratch,
             "one_pass": one_pass,
         }
-        drawn = drawn_inputs(values)
+        drawn = inputs_evidence(values)
         del values, second
         self.release()
         self.same_inputs_again(message["seed"], drawn)
         return reply
 
-    def same_inputs_again(self, seed: int, drawn: list) -> None:
+    def same_inputs_again(self, seed: int, drawn: tuple[list, list[str]]) -> None:
         """get_inputs() under the same seed once more: each process draws its own inputs from the harness's
         seeds, so a task drawing them from another generator (numpy's, Python's random) cannot be judged."""
-        again = drawn_inputs(self.make(seed))
+        again = inputs_evidence(self.make(seed))
         self.release()
         prints, others = drawn
         if again[1] != others or len(again[0]) != len(prints) or not all(map(identical, again[0], prints)):
@@ -232,7 +232,7 @@ class Reference(Child):
         checked = bool(self.spec.get("check_inputs"))
         print_seed, ready = timing.round_sources(message, self.ask)
         if ready is not None and self.snapshot is None:
-            self.snapshot = integrity.Snapshot.take()
+            self.snapshot = integrity.Snapshot.for_calls()
 
         def observe(output: Any, values: list[Any], untouched: Any) -> dict[str, Any]:
             if ready is not None:  # the per-call state check the kernel's process makes: cycles compare

@@ -72,9 +72,7 @@ def unclaimed_excess(timing: Timing) -> float | None:
     """The candidate's median time per call beyond its claims on the harness's clock, less the baselines'."""
     mine, _ = beyond_claims(timing.of("candidate"))
     theirs, _ = beyond_claims(timing.of("reference"))
-    if not mine or not theirs:
-        return None
-    return statistics.median(mine) - statistics.median(theirs)
+    return statistics.median(mine) - statistics.median(theirs) if mine and theirs else None
 
 
 def reject_implausible_samples(result: Result, values: list[float], device: str, stage_s: float) -> None:
@@ -316,10 +314,9 @@ def flag_unclaimed_call_time(result: Result, timing: Timing, device: str) -> Non
     flag; on the CPU the samples were raised to our clock's (`samples`), and the figures say by how much."""
     mine, claims = beyond_claims(timing.of("candidate"))
     theirs, _ = beyond_claims(timing.of("reference"))
-    excess = unclaimed_excess(timing)
-    if excess is None:
+    if not mine or not theirs:
         return
-    claim = statistics.median(claims)
+    excess, claim = statistics.median(mine) - statistics.median(theirs), statistics.median(claims)
     if result.timing is not None and result.timing.host_check is not None:
         result.timing.host_check["candidate_call_beyond_claim_ms"] = round(statistics.median(mine), 4)
         result.timing.host_check["baseline_call_beyond_claim_ms"] = round(statistics.median(theirs), 4)
