@@ -23,6 +23,9 @@ from evaluator.child.process import Child, load_module
 from evaluator.clock import StageClock
 from evaluator.policy import TASK_MODULE, TimingPlan
 
+# The commands that call the kernel, all on the timing core: the pin tells no timed call from a trial.
+CALLING_COMMANDS = frozenset({"trial", "round", "probe"})
+
 POISON_MIN_BYTES = 64 * 1024 * 1024
 # A trial's inputs are kept for the next one when they cost at most this much more than its output.
 KEEP_INPUTS_HEADROOM_BYTES = 256 * 1024 * 1024
@@ -135,6 +138,8 @@ class Candidate(Child):
         self.output = None
         self.output_seed = 0
         self.trial_inputs = None
+        # the core every call of the kernel's runs on (trials, rounds, probe: none tells a timed call by it)
+        self.timing_cpu: int | None = self.spec.get("timing_cpu")
         self.slots = None
         self.emit({"event": "ready"})
 
@@ -148,6 +153,13 @@ class Candidate(Child):
             f"the harness's code in the kernel's process failed after the kernel was imported: {failure}"
         )
         return {"event": "failure", "kind": failure.kind, "message": message}
+
+    def handle(self, command: str, handler, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The commands that call the kernel, on the harness's timing core where it names one."""
+        if command not in CALLING_COMMANDS:
+            return handler(message)
+        with timing.pinned(self.timing_cpu):
+            return handler(message)
 
     # Import -----------------------------------------------------------------------------------------------
 
@@ -316,6 +328,9 @@ class Candidate(Child):
             quick["hooks"] = [*quick["hooks"], "gc: the collector turned back on inside a timed loop"]
         if not self.pipes_intact():
             quick["hooks"] = [*quick["hooks"], "the pipes to the harness replaced in this process"]
+        if timing.left_timing_cpu(self.timing_cpu):
+            moved = f"the timing thread moved off its core (CPU {self.timing_cpu})"
+            quick["hooks"] = [*quick["hooks"], moved]
         facts["state"] = {key: value for key, value in quick.items() if value}
         return {
             key: value

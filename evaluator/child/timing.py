@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -34,6 +35,8 @@ _clone = torch.Tensor.clone
 _set = torch.Tensor.set_
 _sum = torch.Tensor.sum
 _empty = torch.empty
+_setaffinity = getattr(os, "sched_setaffinity", None)
+_getaffinity = getattr(os, "sched_getaffinity", None)
 _spin = getattr(torch._C, "_cuda_sleep", None)  # a one-block kernel that spins for N cycles (CUDA builds)
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
@@ -170,6 +173,27 @@ class Loop:
             gc.collect()
         synchronize(self.device)
         return records
+
+
+@contextlib.contextmanager
+def pinned(cpu: int | None):
+    """A round's calls on the harness's timing core (evaluator.trusted.cores): this thread, the one that
+    launches, on that core alone until the round ends, then back on the CPUs it had. Both sides alike."""
+    if cpu is None or _setaffinity is None:
+        yield
+        return
+    before = _getaffinity(0)
+    _setaffinity(0, {cpu})
+    try:
+        yield
+    finally:
+        _setaffinity(0, before)
+
+
+def left_timing_cpu(cpu: int | None) -> bool:
+    """Whether this thread is no longer on the timing core alone (the kernel moved it: a call of its own
+    would then run on a core of its choosing, out of the comparison's conditions)."""
+    return cpu is not None and _getaffinity is not None and _getaffinity(0) != {cpu}
 
 
 def round_sources(message: dict[str, Any], ask: Callable[[str, str], dict[str, Any]]):

@@ -39,6 +39,7 @@ from evaluator.sandbox.remembered import cache_root
 from evaluator.sandbox.report import sandbox_report
 from evaluator.trusted.builds import build_done, builds_to_do, harness_failure, precompile
 from evaluator.trusted.compile_cache import CompileCache
+from evaluator.trusted.cores import reserve_timing_cpu
 from evaluator.trusted.environment import collect, cuda_arch_list
 from evaluator.trusted.evaluate import Launch, evaluate_kernel
 from evaluator.trusted.session import TaskSession
@@ -275,6 +276,8 @@ def run_batch(
     """
     manifest = read_manifest(manifest_path)
     settings = manifest_settings(manifest, cache_dir)
+    settings.timing_cpu = reserve_timing_cpu(settings.policy.device)  # before any thread or child starts
+    settings.environment["timing_cpu"] = settings.timing_cpu
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / "environment.json", settings.environment)
     pending = [job for job in manifest.kernels if not (out_dir / f"{job.id}.json").exists()]

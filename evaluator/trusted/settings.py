@@ -67,6 +67,8 @@ class Settings:
     prestart: bool = True  # start the next kernel's child (and task's reference) while this kernel runs
     # the CUDA allocator's configuration in every child, candidate and reference alike (empty: the default)
     cuda_alloc_conf: str = field(default_factory=cuda_alloc_conf_from_environment)
+    # the core both sides' timed calls run on (evaluator.trusted.cores), None to leave it to the scheduler
+    timing_cpu: int | None = None
 
     def limits(self) -> Limits:
         """The children's limits, with the manifest's overrides."""
@@ -114,6 +116,7 @@ def common_spec(settings: Settings, role: str, task_path: Path) -> dict[str, Any
         "check_inputs": policy.check_inputs,
         "poison": policy.poison_memory,
         "baselines": list(policy.baselines),
+        "timing_cpu": settings.timing_cpu,  # the candidate's every call runs there (trials as timed calls)
     }
 
 

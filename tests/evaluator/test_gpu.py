@@ -32,6 +32,7 @@ GPU_ROWS = {
     "honest_cuda_fused_epilogue": (EPILOGUE, "pass", None),
     "adv_side_stream": (MATMUL, "flag", "side_stream"),
     "adv_illegal_memory": (RELU, "fail", "runtime_error"),
+    "adv_move_timing_thread": (RELU, "flag", "state_left_behind"),
 }
 
 

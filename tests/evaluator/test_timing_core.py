@@ -1,0 +1,104 @@
+"""The timing core: both sides' calls on one core the harness keeps for them (evaluator.trusted.cores)."""
+
+import os
+
+import pytest
+
+from evaluator.child import timing
+from evaluator.trusted import cores
+from tests.evaluator.conftest import MATMUL, RELU
+
+ALLOWED = sorted(os.sched_getaffinity(0))
+two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="pinning needs a second CPU for everything else")
+
+MOVER = """
+import os
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if len(os.sched_getaffinity(0)) == 1:
+            os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+        return torch.relu(x)
+"""
+# Cheats wherever it finds itself on the timing core: the trials run there too, so they catch it.
+CHEAT_WHEN_PINNED = """
+import os
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        if os.sched_getaffinity(0) == {CORE}:
+            return torch.zeros(a.shape[0], b.shape[1])
+        return torch.matmul(a, b)
+"""
+
+
+def test_a_gpu_host_keeps_its_last_cores_one_per_gpu(monkeypatch):
+    monkeypatch.delenv("EVALUATOR_TIMING_CPU", raising=False)
+    sixteen = list(range(16))
+    assert cores.chosen_cpus(sixteen, 1, 0) == (15, {15})
+    assert cores.chosen_cpus(sixteen, 2, 0) == (15, {14, 15})
+    assert cores.chosen_cpus(sixteen, 2, 1) == (14, {14, 15})
+    assert cores.chosen_cpus(list(range(7)), 2, 0) == (None, set())  # too few left for the rest
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,4")
+    assert cores.gpu_index() == 3
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-5f1c")
+    assert cores.gpu_index() == 0
+
+
+def test_the_setting_names_one_core_or_none(monkeypatch):
+    monkeypatch.setenv("EVALUATOR_TIMING_CPU", "none")
+    assert cores.chosen_cpus(list(range(16)), 1, 0) == (None, set())
+    monkeypatch.setenv("EVALUATOR_TIMING_CPU", "3")
+    assert cores.chosen_cpus(list(range(16)), 1, 0) == (3, {3})
+    for wrong in ("99", "last"):
+        monkeypatch.setenv("EVALUATOR_TIMING_CPU", wrong)
+        with pytest.raises(ValueError, match="EVALUATOR_TIMING_CPU"):
+            cores.chosen_cpus(list(range(16)), 1, 0)
+
+
+def test_the_cpu_device_pins_nothing_unless_asked(monkeypatch):
+    monkeypatch.delenv("EVALUATOR_TIMING_CPU", raising=False)
+    assert cores.reserve_timing_cpu("cpu") is None
+    assert sorted(os.sched_getaffinity(0)) == ALLOWED
+
+
+@two_cpus
+def test_a_round_runs_on_its_core_alone_and_the_thread_gets_its_cpus_back():
+    cpu = ALLOWED[-1]
+    with timing.pinned(cpu):
+        assert os.sched_getaffinity(0) == {cpu}
+        assert not timing.left_timing_cpu(cpu)
+        os.sched_setaffinity(0, set(ALLOWED))  # what a kernel moving itself does
+        assert timing.left_timing_cpu(cpu)
+    assert sorted(os.sched_getaffinity(0)) == ALLOWED
+    assert not timing.left_timing_cpu(None)
+    with timing.pinned(None):
+        assert sorted(os.sched_getaffinity(0)) == ALLOWED
+
+
+@two_cpus
+def test_a_kernel_moving_its_timed_calls_off_the_core_is_flagged(monkeypatch, tmp_path, evaluate):
+    monkeypatch.setenv("EVALUATOR_TIMING_CPU", str(ALLOWED[-1]))
+    kernel = tmp_path / "mover.py"
+    kernel.write_text(MOVER)
+    _, result, output = evaluate(RELU, kernel, "--baselines", "eager")
+    assert result["correct"], output[-2000:]
+    details = {flag["code"]: flag["detail"] for flag in result["flags"]}
+    assert f"moved off its core (CPU {ALLOWED[-1]})" in details["state_left_behind"]
+
+
+@two_cpus
+def test_trials_run_on_the_timing_core_too_so_the_pin_tells_no_timed_call(monkeypatch, tmp_path, evaluate):
+    monkeypatch.setenv("EVALUATOR_TIMING_CPU", str(ALLOWED[-1]))
+    kernel = tmp_path / "cheat.py"
+    kernel.write_text(CHEAT_WHEN_PINNED.replace("CORE", str(ALLOWED[-1])))
+    _, result, output = evaluate(MATMUL, kernel, "--baselines", "eager")
+    assert not result["correct"], output[-2000:]
+    assert result["error"]["kind"] == "wrong_values"
+    assert result["timing"] is None  # failed in the trials, before any timed call
