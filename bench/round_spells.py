@@ -8,9 +8,11 @@ for longer than a round lands on whichever side is running then; with few rounds
 speedup of an identity candidate far from 1. Per result this prints each round's median over its side's
 fastest round, in the order they ran (C: the candidate, B: the baseline), and the spread (slowest round's
 median over the fastest's) of each side; a result is unsteady where a side's spread passes --threshold.
-It also gives the speedup of the two sides' fastest rounds (each side's best round median), which a spell
-on one side does not move. The summary counts the unsteady results and gives both speedups, and how many
-results each puts within 3 % of 1 (for identity candidates).
+It also gives the speedup over all calls (each side's median: the statistic until harness 2.10), over round
+pairs (the median of each round's speedup: the statistic since 2.10 on a GPU, evaluator.stats), and of the
+two sides' fastest rounds (each side's best round median), which a spell on one side does not move. The
+summary counts the unsteady results and how many results each statistic puts within 3 % of 1 (for identity
+candidates); run on results of any version, it replays the statistics on their samples.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the bench package too
 from bench.round_first_calls import report_out, result_files, round_sizes, rounds_of, variants  # noqa: E402
+from evaluator.stats import round_pairs_speedup  # noqa: E402
 
 logger = logging.getLogger("bench.round_spells")
 
@@ -49,8 +52,12 @@ def spells(result: dict, variant: str) -> dict | None:
         return None
     sizes = round_sizes(result, len(samples["candidate"]), 20)
     medians = {"C": round_medians(samples["candidate"], sizes), "B": round_medians(samples[variant], sizes)}
+    pairs = list(zip(*(rounds_of(samples[side], sizes) for side in ("candidate", variant)), strict=False))
     return {
         "speedup": (result.get("speedup") or {}).get(variant),
+        "statistic": result.get("speedup_statistic"),
+        "pooled_speedup": statistics.median(samples[variant]) / statistics.median(samples["candidate"]),
+        "round_pairs_speedup": round_pairs_speedup(pairs),
         "best_round_speedup": min(medians["B"]) / min(medians["C"]),
         "rounds_per_side": len(sizes),
         "spread": {side: max(values) / min(values) for side, values in medians.items()},
@@ -64,7 +71,7 @@ def summary(per_file: dict[str, dict], threshold: float) -> dict:
         statistic: sum(
             row[statistic] is not None and abs(row[statistic] - 1) <= 0.03 for row in per_file.values()
         )
-        for statistic in ("speedup", "best_round_speedup")
+        for statistic in ("speedup", "pooled_speedup", "round_pairs_speedup", "best_round_speedup")
     }
     return {
         "results": len(per_file),
@@ -94,9 +101,12 @@ def main() -> int:
         if row is not None:
             per_file[path.stem] = row
             logger.info(
-                "%s speedup %s (best rounds %.4f) rounds %d: %s",
+                "%s speedup %s (%s; over all calls %.4f, round pairs %.4f, best rounds %.4f) rounds %d: %s",
                 path.stem,
                 row["speedup"],
+                row["statistic"],
+                row["pooled_speedup"],
+                row["round_pairs_speedup"] or 0.0,
                 row["best_round_speedup"],
                 row["rounds_per_side"],
                 row["order"],

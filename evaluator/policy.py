@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from evaluator.stats import ROUND_PAIRS
+
 MODES = ("hardened", "kernelbench")
 DEVICES = ("cpu", "cuda")
 BASELINES = ("eager", "compile")
@@ -213,7 +215,7 @@ def timing_plan(
         fresh_inputs=True,
         device_sync_before_end=True,
         l2_flush=on_gpu,
-        statistic="median",
+        statistic=ROUND_PAIRS if on_gpu else "median",
         calibration_calls=10 if on_gpu else 3,
         budget_ms=float(budget_ms or 0.0),
         min_trials=min(count, budget_floor(device, round_calls)) if budget_ms else 0,

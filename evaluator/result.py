@@ -103,6 +103,7 @@ class TimingInfo:
     host_check: dict[str, float] | None = None  # the harness's own clock against the sandbox's claims
     round_calls: int | None = None  # hardened timing: the most calls per side before the sides alternate
     round_sizes: list[int] | None = None  # hardened timing: each round's calls per side, in order
+    cpu: int | None = None  # the core both sides' calls ran on (evaluator.trusted.cores); None: anywhere
 
 
 @dataclass

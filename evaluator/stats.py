@@ -33,6 +33,25 @@ def summarize(samples: list[float]) -> dict[str, Any]:
     }
 
 
+ROUND_PAIRS = "round_pairs"  # hardened, GPU: the median of the rounds' speedups (round_pairs_speedup)
+
+
+def round_pairs_speedup(pairs: list[tuple[list[float], list[float]]]) -> float | None:
+    """The median, over rounds, of (the baseline's median in the round) / (the kernel's median in the round
+    next to it); None without a pair. The two sides' rounds alternate, so a slow spell of the host (a
+    launch-bound model on a virtual machine's core: seconds at 1.3-1.7x) mostly falls on both rounds of a
+    pair and drops out of its ratio, where over all calls it counts on whichever side it met."""
+    ratios = [
+        statistics.median(baseline) / statistics.median(kernel)
+        for kernel, baseline in pairs
+        if kernel and baseline and statistics.median(kernel) > 0
+    ]
+    if not ratios:
+        return None
+    ratio = statistics.median(ratios)
+    return ratio if math.isfinite(ratio) else None
+
+
 def speedup(baseline: dict[str, Any] | None, kernel: dict[str, Any] | None, statistic: str) -> float | None:
     """Baseline time over kernel time with the given statistic; None when either is missing or not finite."""
     if not baseline or not kernel or kernel[statistic] <= 0:

@@ -262,6 +262,8 @@ class Evaluation:
         judge_timing(
             self.result, timing, self.policy, problem.numel, problem.stochastic, self.settings.run_timeout
         )
+        if self.result.timing is not None:
+            self.result.timing.cpu = self.settings.timing_cpu
         if self.policy.post_timing_check:
             outcome = trials.run(post_timing_spec())
             if outcome is not None:

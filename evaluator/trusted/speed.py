@@ -30,7 +30,7 @@ from evaluator.policy import (
     Policy,
 )
 from evaluator.result import Result, TimingInfo
-from evaluator.stats import speedup, summarize
+from evaluator.stats import ROUND_PAIRS, round_pairs_speedup, speedup, summarize
 from evaluator.trusted.conversation import Stop
 from evaluator.trusted.flags import apply_integrity_flags, upgrade
 from evaluator.trusted.rounds import SideRound, Timing, a_fingerprint, well_formed
@@ -102,9 +102,7 @@ def judge_timing(
         values = samples(timing, baseline, policy)
         if values:
             result.baseline_ms[baseline] = summarize(values)
-            result.speedup[baseline] = speedup(
-                result.baseline_ms[baseline], result.runtime_ms, policy.speedup_statistic
-            )
+            result.speedup[baseline] = speedup_over(result, timing, baseline, policy)
     result.timing = timing_info(policy, len(candidate), [len(turn.seeds) for turn in timing.of("candidate")])
     if stochastic:
         result.add_flag(
@@ -115,6 +113,22 @@ def judge_timing(
     check_timed_facts(result, timing, policy)
     for turn in timing.of("candidate"):
         apply_integrity_flags(result, turn.integrity)
+
+
+def speedup_over(result: Result, timing: Timing, baseline: str, policy: Policy) -> float | None:
+    """The kernel's speedup over one baseline by the mode's statistic (hardened on a GPU: round by round)."""
+    if policy.speedup_statistic != ROUND_PAIRS:
+        return speedup(result.baseline_ms[baseline], result.runtime_ms, policy.speedup_statistic)
+    pairs = [
+        (times(mine.records["candidate"]), times(theirs.records[baseline]))
+        for mine, theirs in zip(timing.of("candidate"), timing.of("reference"), strict=False)
+        if baseline in theirs.records
+    ]
+    return round_pairs_speedup(pairs)
+
+
+def times(records: list[list[Any]]) -> list[float]:
+    return [record[1] for record in records]
 
 
 def timing_info(policy: Policy, trials: int, round_sizes: list[int] | None = None) -> TimingInfo:
@@ -149,7 +163,8 @@ def timing_note(policy: Policy) -> str:
     else:
         how = "candidate, then each baseline (in its own process), the same inputs every call"
     sync = "device-wide sync before the end event" if plan.device_sync_before_end else "current-stream events"
-    return f"CUDA events, {how}, {sync}"
+    statistic = "; speedup: the median of the rounds' speedups" if plan.statistic == ROUND_PAIRS else ""
+    return f"CUDA events, {how}, {sync}{statistic}"
 
 
 def check_timed_outputs(result: Result, timing: Timing, policy: Policy, numel: int) -> None:

@@ -1,11 +1,18 @@
-"""The timing core: both sides' calls on one core the harness keeps for them (evaluator.trusted.cores)."""
+"""Launch-bound timings on a virtual machine's CPU: both sides' calls on one core the harness keeps for them
+(evaluator.trusted.cores), and the speedup taken round by round (evaluator.stats.round_pairs_speedup)."""
 
 import os
+import statistics
 
 import pytest
 
 from evaluator.child import timing
+from evaluator.policy import make_policy
+from evaluator.result import Result
+from evaluator.stats import round_pairs_speedup
 from evaluator.trusted import cores
+from evaluator.trusted.rounds import SideRound, Timing
+from evaluator.trusted.speed import speedup_over
 from tests.evaluator.conftest import MATMUL, RELU
 
 ALLOWED = sorted(os.sched_getaffinity(0))
@@ -102,3 +109,26 @@ def test_trials_run_on_the_timing_core_too_so_the_pin_tells_no_timed_call(monkey
     assert not result["correct"], output[-2000:]
     assert result["error"]["kind"] == "wrong_values"
     assert result["timing"] is None  # failed in the trials, before any timed call
+
+
+def spelled_timing(kernel_rounds: list[float], baseline_rounds: list[float], calls: int = 4) -> Timing:
+    """Alternating rounds of `calls` calls each at the given times (ms), kernel first."""
+    found = Timing()
+    for kernel_ms, baseline_ms in zip(kernel_rounds, baseline_rounds, strict=True):
+        found.rounds.append(SideRound("candidate", {"candidate": [[0, kernel_ms, [], {}]] * calls}, 0.0, []))
+        found.rounds.append(SideRound("reference", {"eager": [[0, baseline_ms, [], {}]] * calls}, 0.0, []))
+    return found
+
+
+def test_a_slow_spell_met_by_one_side_s_rounds_only_drops_out_of_the_rounds_speedup():
+    # an identity kernel: a 1.4x slow spell of the host covers rounds 0-3 of both sides and round 4 of the
+    # baseline's only (it began between the two rounds of that pair)
+    kernel = [42.0] * 4 + [30.0] * 5
+    baseline = [42.0] * 5 + [30.0] * 4
+    pooled = statistics.median([42.0] * 20 + [30.0] * 16) / statistics.median([42.0] * 16 + [30.0] * 20)
+    assert pooled == pytest.approx(1.4)  # over all calls, the spell counts on the side it met more
+    policy = make_policy("hardened", "cuda")
+    result = Result(mode="hardened", device="cuda", task={}, kernel={})
+    assert speedup_over(result, spelled_timing(kernel, baseline), "eager", policy) == pytest.approx(1.0)
+    assert round_pairs_speedup([([2.0], [4.0]), ([2.0], [3.0]), ([1.0], [3.0])]) == pytest.approx(2.0)
+    assert round_pairs_speedup([([], [1.0]), ([0.0], [1.0])]) is None

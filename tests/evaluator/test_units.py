@@ -131,7 +131,8 @@ def test_hardened_mode_interleaves_rotates_and_syncs():
     assert plan.trials > plan.round_calls >= plan.min_round_calls > 1
     assert plan.calibration_calls > 0
     assert plan.device_sync_before_end
-    assert plan.statistic == "median"
+    assert plan.statistic == "round_pairs"
+    assert make_policy("hardened", "cpu").timing.statistic == "median"
     assert policy.candidate_first
     assert policy.check_inputs
     assert policy.poison_memory
