@@ -5,7 +5,7 @@ launches it, and on a virtual machine one core's speed changes over seconds (mea
 whole rounds 1.3-1.7x slower than others on the same core, in streaks). Left to the scheduler, the two
 sides of a comparison meet such streaks at different times and an identity kernel read 0.62-1.24x eager;
 with each side's timing thread on the same core for its rounds (they alternate, so never at once), and
-everything else of the batch kept off that core, 10 of 12 runs read within 2 % (bench/timing_core_pinning.py).
+everything else of the batch kept off that core, 10 of 11 runs read within 2 % (bench/timing_core_pinning.py).
 
 EVALUATOR_TIMING_CPU: a CPU number to use, or "none" to leave placement to the scheduler. By default a GPU
 host keeps its last cores for timing, one per GPU (the worker of GPU i, by CUDA_VISIBLE_DEVICES, takes the
@@ -18,6 +18,8 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+
+from evaluator.trusted.settings import SettingsError
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +49,8 @@ def chosen_cpus(allowed: list[int], gpus: int, index: int) -> tuple[int | None, 
         return None, set()
     if override:
         if not override.isdigit() or int(override) not in allowed:
-            raise ValueError(f"EVALUATOR_TIMING_CPU={override!r} is not one of this process's CPUs {allowed}")
+            known = f"is not one of this process's CPUs {allowed}"
+            raise SettingsError(f"EVALUATOR_TIMING_CPU={override!r} {known}")
         return int(override), {int(override)}
     if len(allowed) < MIN_CPUS_PER_GPU * gpus:
         return None, set()

@@ -13,7 +13,7 @@ from evaluator.stats import round_pairs_speedup
 from evaluator.trusted import cores
 from evaluator.trusted.rounds import SideRound, Timing
 from evaluator.trusted.speed import speedup_over
-from tests.evaluator.conftest import MATMUL, RELU
+from tests.evaluator.conftest import MATMUL, RELU, run_cli
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="pinning needs a second CPU for everything else")
@@ -67,6 +67,17 @@ def test_the_setting_names_one_core_or_none(monkeypatch):
         monkeypatch.setenv("EVALUATOR_TIMING_CPU", wrong)
         with pytest.raises(ValueError, match="EVALUATOR_TIMING_CPU"):
             cores.chosen_cpus(list(range(16)), 1, 0)
+
+
+def test_a_core_the_host_does_not_give_stops_the_run_before_anything_is_evaluated(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVALUATOR_TIMING_CPU", "4096")
+    out = tmp_path / "out.json"
+    completed = run_cli(
+        "run", "--task", str(RELU), "--kernel", str(RELU), "--device", "cpu", "--json", str(out), timeout=120
+    )
+    assert completed.returncode == 2
+    assert "EVALUATOR_TIMING_CPU='4096' is not one of this process's CPUs" in completed.stderr
+    assert not out.exists()
 
 
 def test_the_cpu_device_pins_nothing_unless_asked(monkeypatch):
