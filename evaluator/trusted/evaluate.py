@@ -95,7 +95,9 @@ def new_result(task_path: Path, identity: dict[str, Any], settings: Settings) ->
 def wait_booted(children: list[ChildProcess], limit_s: float = BOOT_WAIT_S) -> None:
     """Until the processes started ahead of their turn have booted (each has said 'ready', left unread), at
     most limit_s in all: an interpreter importing torch beside a timed kernel is load on the host that the
-    kernel's rounds would carry, and launch-bound kernels feel it."""
+    kernel's rounds would carry, and launch-bound kernels feel it. Not where the calls run on a timing core
+    (evaluator.trusted.cores): a boot is CPU work alone (imports; CUDA starts at the kernel's turn), never
+    on that core. The wait took 2.5-5.9 s a level-3 kernel on an H100."""
     deadline = time.monotonic() + limit_s
     for child in children:
         if not child.message_waiting(max(0.0, deadline - time.monotonic())):
@@ -253,7 +255,8 @@ class Evaluation:
 
     def timing(self, kernel: Conversation, trials: Trials) -> None:
         clock = StageClock()
-        wait_booted(self.ahead)
+        if self.settings.timing_cpu is None:  # on a timing core, booting processes are kept off its core
+            wait_booted(self.ahead)
         clock.lap("settle")
         before = self.session.calibration
         timing = Rounds(self.session, kernel, self.policy, self.result.limits["call_s"]).run()

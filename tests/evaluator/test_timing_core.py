@@ -1,6 +1,7 @@
 """Launch-bound timings on a virtual machine's CPU: both sides' calls on one core the harness keeps for them
 (evaluator.trusted.cores), and the speedup taken round by round (evaluator.stats.round_pairs_speedup)."""
 
+import json
 import os
 import statistics
 
@@ -120,6 +121,27 @@ def test_trials_run_on_the_timing_core_too_so_the_pin_tells_no_timed_call(monkey
     assert not result["correct"], output[-2000:]
     assert result["error"]["kind"] == "wrong_values"
     assert result["timing"] is None  # failed in the trials, before any timed call
+
+
+@two_cpus
+def test_a_batch_on_a_timing_core_records_it_and_times_without_waiting_for_boots(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVALUATOR_TIMING_CPU", str(ALLOWED[-1]))
+    kernel = tmp_path / "relu.py"
+    kernel.write_text(MOVER.replace("if len(os.sched_getaffinity(0)) == 1:", "if False:"))
+    entries = [{"id": f"k{n}", "task_path": str(RELU), "kernel_path": str(kernel)} for n in range(2)]
+    manifest = tmp_path / "manifest.json"
+    options = {"baselines": ["eager"], "trials": 5, "run_timeout": 60}
+    manifest.write_text(json.dumps({"device": "cpu", "mode": "hardened", "kernels": entries, **options}))
+    completed = run_cli("batch", "--manifest", str(manifest), "--out", str(tmp_path / "out"), timeout=300)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert f"timed calls on CPU {ALLOWED[-1]}" in completed.stderr
+    assert json.loads((tmp_path / "out" / "environment.json").read_text())["timing_cpu"] == ALLOWED[-1]
+    for name in ("k0", "k1"):
+        result = json.loads((tmp_path / "out" / f"{name}.json").read_text())
+        assert result["correct"]
+        assert {flag["severity"] for flag in result["flags"]} <= {"info"}
+        assert result["timing"]["cpu"] == ALLOWED[-1]
+        assert result["durations_s"]["timing_settle"] < 0.05  # k0's timing did not wait for k1's boot
 
 
 def spelled_timing(kernel_rounds: list[float], baseline_rounds: list[float], calls: int = 4) -> Timing:
