@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from bench import round_spells
 
 
@@ -38,7 +40,11 @@ def test_the_summary_counts_the_unsteady_results(tmp_path):
     assert (report["results"], report["unsteady"]) == (2, 1)
     assert report["unsteady_speedups"] == {"unsteady": 0.9}
     assert report["unsteady_best_round_speedups"] == {"unsteady": 1.0}
-    assert report["within_3pct"] == {"speedup": 1, "best_round_speedup": 2}
+    within = {"speedup": 1, "pooled_speedup": 1, "round_pairs_speedup": 1, "best_round_speedup": 2}
+    assert report["within_3pct"] == within
+    # replayed from the samples: each side's median over all calls, and the median of the two rounds' ratios
+    assert per_file["unsteady"]["pooled_speedup"] == pytest.approx(1.0 / 1.1)
+    assert per_file["unsteady"]["round_pairs_speedup"] == pytest.approx((1.0 + 1.0 / 1.2) / 2)
 
 
 def test_a_result_without_baseline_samples_is_left_out():
