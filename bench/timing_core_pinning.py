@@ -43,6 +43,7 @@ def siblings(cpu: int) -> set[int]:
 
 
 def load_problem(path: str):
+    """A KernelBench problem file as a module."""
     spec = importlib.util.spec_from_file_location("kb_problem", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -85,6 +86,7 @@ def side(path: str, conn, rest: list[int]) -> None:
 
 
 def run_mode(path: str, mode: str, rounds: int, calls: int) -> dict:
+    """One comparison: two fresh processes, `rounds` alternating rounds of `calls` calls each, in `mode`."""
     everything = sorted(os.sched_getaffinity(0))
     core_a, core_b = everything[-1], everything[-3]
     reserved = siblings(core_a) | (siblings(core_b) if mode == "pinned_apart" else set())
@@ -99,7 +101,8 @@ def run_mode(path: str, mode: str, rounds: int, calls: int) -> dict:
         pipes.append(mine)
         procs.append(proc)
     for conn in pipes:
-        assert conn.recv() == "ready"
+        if conn.recv() != "ready":
+            raise RuntimeError("a timed process did not start")
     cores = {"free": (None, None), "pinned": (core_a, core_a), "pinned_apart": (core_a, core_b)}[mode]
     samples = {"A": [], "B": []}
     rows = []
