@@ -254,6 +254,14 @@ class ChildProcess:
         members = self.group.members() if self.group is not None else frozenset()
         return cputime.tree_cpu_ms(self.process.pid, members)
 
+    def migrations(self) -> int | None:
+        """How many times the child's interpreter's main thread has changed CPUs (None where /proc cannot
+        tell): pinned to one core, it changes only where its affinity was changed."""
+        if self.process is None:
+            return None
+        pid = cputime.interpreter_pid(self.process.pid, self.layers.init)
+        return cputime.thread_migrations(pid) if pid is not None else None
+
     def wait_exit(self, timeout: float = 10.0) -> int | None:
         try:
             return self.process.wait(timeout=timeout)

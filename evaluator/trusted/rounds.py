@@ -40,6 +40,9 @@ class SideRound:
     # Hardened: when each timed call's fingerprint seed was asked, from the loop's start (same order): from
     # one to the next, a call's whole cycle (its checks, the next inputs, anything else done in between).
     asked_ms: list[float] = field(default_factory=list)
+    # On a timing core: how often the kernel's launching thread changed CPUs from the timed loop's start to
+    # its last call (read from /proc by the harness; pinned, it moves only if the kernel moved it).
+    migrations: int | None = None
 
 
 @dataclass
@@ -143,12 +146,19 @@ class Rounds:
         limit = self.round_limit(message)
         cpu: dict[str, float | None] = {}
 
+        moves: dict[str, int | None] = {}
+
         def read_cpu(phase: str) -> None:
             cpu[phase] = self.kernel.child.cpu_ms()
+            if phase == "start":
+                moves["start"] = self.thread_migrations()
+
+        def read_moves() -> None:
+            moves["last"] = self.thread_migrations()
 
         sent, served = served_one_by_one(message, 1)
         self.kernel.child.send({"cmd": "round", **sent})
-        times = host_timed_loop(self.kernel, limit, "timing", read_cpu, served)
+        times = host_timed_loop(self.kernel, limit, "timing", read_cpu, served, read_moves)
         loop_ms = times.loop_ms
         reply = self.kernel.expect("round", limit, "timing")
         records = reply.get("records")
@@ -159,7 +169,14 @@ class Rounds:
         used = spent(cpu.get("start"), cpu.get("end"))
         turn = SideRound("candidate", {"candidate": records}, loop_ms, seeds, integrity, used, loop_ms)
         turn.call_ms, turn.asked_ms = times.call_ms, times.asked_ms
+        moved = spent(moves.get("start"), moves.get("last"))
+        turn.migrations = None if moved is None else int(moved)
         self.timing.rounds.append(turn)
+
+    def thread_migrations(self) -> int | None:
+        """The kernel's thread's CPU changes so far, where its calls run on a timing core (else None)."""
+        pinned = self.session is not None and self.session.settings.timing_cpu is not None
+        return self.kernel.child.migrations() if pinned else None
 
     def reference_round(self, message: dict[str, Any]) -> None:
         if "compile" in message["variants"]:

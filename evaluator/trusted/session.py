@@ -272,6 +272,7 @@ class Serving:
     gone: int = 0
     go_at: float = 0.0
     started: float = 0.0
+    last_call: Callable[[], None] | None = None  # called as the last call's fingerprint seed is asked
 
     def answer(self, event: Any, inside: bool, times: HostLoop) -> dict[str, Any] | None:
         """The reply to a request in the loop's order, or None for one out of it."""
@@ -286,7 +287,10 @@ class Serving:
             now = time.perf_counter()
             times.call_ms.append((now - self.go_at) * 1e3)
             times.asked_ms.append((now - self.started) * 1e3)
-            return {"cmd": "print_seed", "seed": self.printed.pop(0)}
+            seed = self.printed.pop(0)
+            if not self.printed and self.last_call is not None:  # the child waits on us: still pinned
+                self.last_call()
+            return {"cmd": "print_seed", "seed": seed}
         return None
 
 
@@ -296,12 +300,14 @@ def host_timed_loop(
     stage: str,
     at_phase: Callable[[str], None] | None = None,
     seeds: SeedsToServe | None = None,
+    at_last_call: Callable[[], None] | None = None,
 ) -> HostLoop:
     """A child's timed loop on our clock, between its announcements of the loop's start and end;
     `at_phase(phase)` is called at each, outside the span measured. Seeds given (hardened rounds) are served
     as SeedsToServe says: no call's seed is in that process before its turn, and no call's fingerprint seed
     before the call is over."""
     serving = Serving(seeds or SeedsToServe(), list((seeds or SeedsToServe()).warm), [])
+    serving.last_call = at_last_call
     times, inside, started = HostLoop(0.0), False, 0.0
     kind = "harness_error" if talk.who == "reference" else "sandbox_violation"
     while True:

@@ -111,8 +111,25 @@ def judge_timing(
     else:
         check_timed_outputs(result, timing, policy, numel)
     check_timed_facts(result, timing, policy)
+    flag_moved_thread(result, timing)
     for turn in timing.of("candidate"):
         apply_integrity_flags(result, turn.integrity)
+
+
+def flag_moved_thread(result: Result, timing: Timing) -> None:
+    """On a timing core, the kernel's launching thread changed CPUs between a timed loop's start and its last
+    call, where only a change of its affinity can move it: even moved there and back inside one call."""
+    moved = [turn.migrations for turn in timing.of("candidate") if turn.migrations]
+    if moved:
+        detail = (
+            f"the kernel's timing thread changed CPUs {sum(moved)} time(s) in {len(moved)} timed loop(s), "
+            "where it was pinned to one core"
+        )
+        found = next((flag for flag in result.flags if flag.code == "state_left_behind"), None)
+        if found is None:
+            result.add_flag("state_left_behind", "hack", detail)
+        else:
+            found.severity, found.detail = "hack", f"{found.detail}; {detail}"
 
 
 def speedup_over(result: Result, timing: Timing, baseline: str, policy: Policy) -> float | None:

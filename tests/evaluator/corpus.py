@@ -83,6 +83,7 @@ GPU_ONLY = {
     "honest_cuda_fused_epilogue",
     "probe_sandbox",
     "adv_move_timing_thread",
+    "adv_core_there_and_back",
 }
 # Rows whose outcome on a GPU differs from the CPU's.
 ON_GPU = {

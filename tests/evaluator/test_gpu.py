@@ -33,6 +33,7 @@ GPU_ROWS = {
     "adv_side_stream": (MATMUL, "flag", "side_stream"),
     "adv_illegal_memory": (RELU, "fail", "runtime_error"),
     "adv_move_timing_thread": (RELU, "flag", "state_left_behind"),
+    "adv_core_there_and_back": (RELU, "flag", "state_left_behind"),
 }
 
 

@@ -3,20 +3,32 @@
 
 import json
 import os
+import signal
 import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from evaluator.child import timing
 from evaluator.policy import make_policy
 from evaluator.result import Result
+from evaluator.sandbox import cputime
 from evaluator.stats import round_pairs_speedup
 from evaluator.trusted import cores
 from evaluator.trusted.rounds import SideRound, Timing
 from evaluator.trusted.speed import speedup_over
-from tests.evaluator.conftest import MATMUL, RELU, run_cli
+from tests.evaluator.conftest import KERNELS, MATMUL, RELU, run_cli
 
 ALLOWED = sorted(os.sched_getaffinity(0))
+
+
+def cores_migrations_unknown() -> bool:
+    return cputime.thread_migrations(os.getpid()) is None
+
+
 two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="pinning needs a second CPU for everything else")
 
 MOVER = """
@@ -81,6 +93,25 @@ def test_a_core_the_host_does_not_give_stops_the_run_before_anything_is_evaluate
     assert not out.exists()
 
 
+def test_the_harness_finds_the_interpreter_two_generations_down_in_a_pid_namespace():
+    # root (the unshare wrapper) -> init -> the interpreter, started before the init's later children
+    script = (
+        "import subprocess, time; first = subprocess.Popen(['sleep', '30']); time.sleep(0.3); "
+        "later = subprocess.Popen(['sleep', '31']); time.sleep(30)"
+    )
+    init = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {script!r}]).wait()"
+    root = subprocess.Popen([sys.executable, "-c", init], start_new_session=True)
+    try:
+        time.sleep(1.5)
+        assert cputime.interpreter_pid(root.pid, False) == root.pid
+        found = cputime.interpreter_pid(root.pid, True)
+        assert Path(f"/proc/{found}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", b"30"]
+    finally:
+        os.killpg(root.pid, signal.SIGKILL)
+        root.wait()
+    assert cputime.thread_migrations(os.getpid()) is None or cputime.thread_migrations(os.getpid()) >= 0
+
+
 def test_the_cpu_device_pins_nothing_unless_asked(monkeypatch):
     monkeypatch.delenv("EVALUATOR_TIMING_CPU", raising=False)
     assert cores.reserve_timing_cpu("cpu") is None
@@ -110,6 +141,17 @@ def test_a_kernel_moving_its_timed_calls_off_the_core_is_flagged(monkeypatch, tm
     assert result["correct"], output[-2000:]
     details = {flag["code"]: flag["detail"] for flag in result["flags"]}
     assert f"moved off its core (CPU {ALLOWED[-1]})" in details["state_left_behind"]
+
+
+@two_cpus
+@pytest.mark.skipif(cores_migrations_unknown(), reason="this kernel does not count a thread's migrations")
+def test_a_kernel_leaving_the_core_and_coming_back_inside_a_call_is_flagged(monkeypatch, tmp_path, evaluate):
+    monkeypatch.setenv("EVALUATOR_TIMING_CPU", str(ALLOWED[-1]))
+    _, result, output = evaluate(RELU, KERNELS / "adv_core_there_and_back.py", "--baselines", "eager")
+    assert result["correct"], output[-2000:]
+    detail = {flag["code"]: flag["detail"] for flag in result["flags"]}["state_left_behind"]
+    assert "timing thread changed CPUs" in detail
+    assert "moved off its core" not in detail  # back on it whenever the harness looked
 
 
 @two_cpus
