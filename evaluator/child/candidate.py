@@ -23,9 +23,6 @@ from evaluator.child.process import Child, load_module
 from evaluator.clock import StageClock
 from evaluator.policy import TASK_MODULE, TimingPlan
 
-# The commands that call the kernel, all on the timing core: the pin tells no timed call from a trial.
-CALLING_COMMANDS = frozenset({"trial", "round", "probe"})
-
 POISON_MIN_BYTES = 64 * 1024 * 1024
 # A trial's inputs are kept for the next one when they cost at most this much more than its output.
 KEEP_INPUTS_HEADROOM_BYTES = 256 * 1024 * 1024
@@ -114,6 +111,9 @@ def snapshot_output(output: Any, copy_below: int) -> Any:
 class Candidate(Child):
     """Import, construct, run trials, stream outputs, time rounds; report facts."""
 
+    # Every command that calls the kernel, on the timing core: the pin tells no timed call from a trial.
+    PINNED = frozenset({"trial", "round", "probe"})
+
     def setup(self) -> None:
         integrity.watch_audit_hooks()
         integrity.settle_torch(self.device)
@@ -153,13 +153,6 @@ class Candidate(Child):
             f"the harness's code in the kernel's process failed after the kernel was imported: {failure}"
         )
         return {"event": "failure", "kind": failure.kind, "message": message}
-
-    def handle(self, command: str, handler, message: dict[str, Any]) -> dict[str, Any] | None:
-        """The commands that call the kernel, on the harness's timing core where it names one."""
-        if command not in CALLING_COMMANDS:
-            return handler(message)
-        with timing.pinned(self.timing_cpu):
-            return handler(message)
 
     # Import -----------------------------------------------------------------------------------------------
 

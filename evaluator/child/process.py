@@ -87,9 +87,18 @@ class Child:
             if reply is not None:
                 self.emit(self.traced(reply))
 
+    # The commands a role runs on the harness's timing core (the spec's timing_cpu, where it names one).
+    PINNED: frozenset[str] = frozenset()
+
     def handle(self, command: str, handler, message: dict[str, Any]) -> dict[str, Any] | None:
-        """One command's handler run (a role may wrap some: the candidate's calls on the timing core)."""
-        return handler(message)
+        """One command's handler run, on the timing core where the role pins that command."""
+        cpu = self.spec.get("timing_cpu")
+        if command not in self.PINNED or cpu is None:
+            return handler(message)
+        from evaluator.child import timing  # torch: imported only by the roles that pin
+
+        with timing.pinned(cpu):
+            return handler(message)
 
     def pipes_intact(self) -> bool:
         try:

@@ -36,6 +36,9 @@ def inputs_evidence(values: list[Any]) -> tuple[list, list[str]]:
 class Reference(Child):
     """The task's Model, its compiled twin, the current trial's expected output and its comparison."""
 
+    # The baselines' rounds (and the calibration's) on the timing core the kernel's calls use.
+    PINNED = frozenset({"round"})
+
     def setup(self) -> None:
         integrity.settle_torch(self.device)
         self.plan = TimingPlan(**self.spec["timing"])
@@ -227,11 +230,6 @@ class Reference(Child):
         return {"event": "compiled", "seconds": time.perf_counter() - started}
 
     def cmd_round(self, message: dict[str, Any]) -> dict[str, Any]:
-        """The round on the harness's timing core, where it names one (the kernel's rounds use it too)."""
-        with timing.pinned(message.get("timing_cpu")):
-            return self.timed_variants(message)
-
-    def timed_variants(self, message: dict[str, Any]) -> dict[str, Any]:
         """Time the named baselines on the round's seeds (fresh inputs per call, or one fixed set)."""
         seed = message.get("input_seed", 0)
         checked = bool(self.spec.get("check_inputs"))

@@ -223,7 +223,7 @@ class TaskSession:
         self, message: dict[str, Any], stage: str, seeds: SeedsToServe | None = None
     ) -> tuple[dict[str, Any], HostLoop]:
         """Send a round; (its reply, its loop on our clock), serving its seeds where given."""
-        self.child.send({**message, "timing_cpu": self.settings.timing_cpu})
+        self.child.send(message)
         times = host_timed_loop(self.talk, self.timeout(), stage, seeds=seeds)
         return self.talk.expect("round", self.timeout(), stage), times
 

@@ -116,7 +116,7 @@ def common_spec(settings: Settings, role: str, task_path: Path) -> dict[str, Any
         "check_inputs": policy.check_inputs,
         "poison": policy.poison_memory,
         "baselines": list(policy.baselines),
-        "timing_cpu": settings.timing_cpu,  # the candidate's every call runs there (trials as timed calls)
+        "timing_cpu": settings.timing_cpu,  # where each role's pinned commands run (Child.PINNED)
     }
 
 
