@@ -31,18 +31,6 @@ def cores_migrations_unknown() -> bool:
 
 two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="pinning needs a second CPU for everything else")
 
-MOVER = """
-import os
-import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        if len(os.sched_getaffinity(0)) == 1:
-            os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
-        return torch.relu(x)
-"""
 # Cheats wherever it finds itself on the timing core: the trials run there too, so they catch it.
 CHEAT_WHEN_PINNED = """
 import os
@@ -133,11 +121,9 @@ def test_a_round_runs_on_its_core_alone_and_the_thread_gets_its_cpus_back():
 
 
 @two_cpus
-def test_a_kernel_moving_its_timed_calls_off_the_core_is_flagged(monkeypatch, tmp_path, evaluate):
+def test_a_kernel_moving_its_timed_calls_off_the_core_is_flagged(monkeypatch, evaluate):
     monkeypatch.setenv("EVALUATOR_TIMING_CPU", str(ALLOWED[-1]))
-    kernel = tmp_path / "mover.py"
-    kernel.write_text(MOVER)
-    _, result, output = evaluate(RELU, kernel, "--baselines", "eager")
+    _, result, output = evaluate(RELU, KERNELS / "adv_move_timing_thread.py", "--baselines", "eager")
     assert result["correct"], output[-2000:]
     details = {flag["code"]: flag["detail"] for flag in result["flags"]}
     assert f"moved off its core (CPU {ALLOWED[-1]})" in details["state_left_behind"]
@@ -145,7 +131,7 @@ def test_a_kernel_moving_its_timed_calls_off_the_core_is_flagged(monkeypatch, tm
 
 @two_cpus
 @pytest.mark.skipif(cores_migrations_unknown(), reason="this kernel does not count a thread's migrations")
-def test_a_kernel_leaving_the_core_and_coming_back_inside_a_call_is_flagged(monkeypatch, tmp_path, evaluate):
+def test_a_kernel_leaving_the_core_and_coming_back_inside_a_call_is_flagged(monkeypatch, evaluate):
     monkeypatch.setenv("EVALUATOR_TIMING_CPU", str(ALLOWED[-1]))
     _, result, output = evaluate(RELU, KERNELS / "adv_core_there_and_back.py", "--baselines", "eager")
     assert result["correct"], output[-2000:]
@@ -168,8 +154,7 @@ def test_trials_run_on_the_timing_core_too_so_the_pin_tells_no_timed_call(monkey
 @two_cpus
 def test_a_batch_on_a_timing_core_records_it_and_times_without_waiting_for_boots(monkeypatch, tmp_path):
     monkeypatch.setenv("EVALUATOR_TIMING_CPU", str(ALLOWED[-1]))
-    kernel = tmp_path / "relu.py"
-    kernel.write_text(MOVER.replace("if len(os.sched_getaffinity(0)) == 1:", "if False:"))
+    kernel = KERNELS / "honest_static_output_buffer.py"
     entries = [{"id": f"k{n}", "task_path": str(RELU), "kernel_path": str(kernel)} for n in range(2)]
     manifest = tmp_path / "manifest.json"
     options = {"baselines": ["eager"], "trials": 5, "run_timeout": 60}
