@@ -111,9 +111,9 @@ def judge_timing(
     else:
         check_timed_outputs(result, timing, policy, numel)
     check_timed_facts(result, timing, policy)
-    flag_moved_thread(result, timing)
     for turn in timing.of("candidate"):
         apply_integrity_flags(result, turn.integrity)
+    flag_moved_thread(result, timing)  # last: it adds to a state_left_behind the rounds' checks may have set
 
 
 def flag_moved_thread(result: Result, timing: Timing) -> None:
