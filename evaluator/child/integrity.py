@@ -5,9 +5,11 @@ torch function and dispatch modes on the stack, tracing, profiling and audit hoo
 sys.monitoring, Triton's runtime hooks), garbage-collector callbacks, signal handlers and interval timers,
 thread settings, precision flags, Python and OS threads. Full checks run after the
 import and after every stage and timing round: the identity of every callable in every loaded torch and
-Triton module and class (torch._C included), in the harness's own modules and in the task, and the kernels
-registered for every aten and prims operator (an override through torch.library or a C++
-TORCH_LIBRARY_IMPL changes them).
+Triton module and class (torch._C included), in the harness's own modules and in the task, and of what it
+runs (a Python function's code, defaults and keyword defaults, which can be swapped under the same object;
+a module's class, through which every attribute lookup goes; a class's bases), and the kernels registered
+for every aten and prims operator (an override through torch.library or a C++ TORCH_LIBRARY_IMPL changes
+them).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from typing import Any
 
 import torch
 import torch.nn.modules.module as module_hooks
+
+from evaluator.child.code_swaps import Runs, note_runs, swapped_runs
 
 Namespaces = dict[str, Callable[[], dict[str, Any]]]
 
@@ -219,6 +223,8 @@ class Watched:
     module_id: int = 0  # the module object itself (sys.modules[name])
     submodules: dict[str, int] = field(default_factory=dict)  # globals bound to its own submodules
     names: frozenset[str] = frozenset()  # every global's name, where names added count (ADDED_NAMES_WATCHED)
+    module_type: int = 0  # the module's class: attribute lookups on the module go through it
+    bases: dict[str, int] = field(default_factory=dict)  # each watched class's __bases__ tuple
 
 
 def watched_global(module: str, name: str, value: Any) -> bool:
@@ -237,10 +243,11 @@ def watched_member(member: Any) -> bool:
     return callable(member) or isinstance(member, DESCRIPTORS)
 
 
-def record_modules(keep: list[Any]) -> dict[str, Watched]:
+def record_modules(keep: list[Any], runs: dict[int, Runs] | None = None) -> dict[str, Watched]:
     """Every watched module's watched globals and classes, by module name (their objects kept alive, so
-    their ids stay unique)."""
+    their ids stay unique); `runs` gathers what each watched Python function runs, once per function."""
     record = {}
+    runs = {} if runs is None else runs
     for name, module in watched_modules():
         try:
             namespace = dict(vars(module))
@@ -248,16 +255,21 @@ def record_modules(keep: list[Any]) -> dict[str, Watched]:
             continue
         found = {key: value for key, value in namespace.items() if watched_global(name, key, value)}
         keep.extend(found.values())
-        classes = {}
+        classes, bases = {}, {}
         for attribute, value in found.items():
             if watched_class(value):
                 members = dict(vars(value))
                 keep.extend(members.values())
+                keep.append(value.__bases__)
                 classes[attribute] = {key: id(member) for key, member in members.items()}
+                bases[attribute] = id(value.__bases__)
+                note_runs(runs, f"{name}.{attribute}", members)
+        note_runs(runs, name, found)
         submodules = {key: id(value) for key, value in namespace.items() if own_submodule(name, key, value)}
         names = frozenset(namespace) if name in ADDED_NAMES_WATCHED else frozenset()
         ids = {key: id(value) for key, value in found.items()}
-        record[name] = Watched(ids, classes, id(module), submodules, names)
+        keep.append(type(module))
+        record[name] = Watched(ids, classes, id(module), submodules, names, id(type(module)), bases)
     return record
 
 
@@ -273,6 +285,8 @@ def module_changes(name: str, module: types.ModuleType, watched: Watched) -> set
     changed = set()
     if watched.module_id and id(module) != watched.module_id:
         changed.add(f"sys.modules[{name!r}]")
+    if watched.module_type and id(type(module)) != watched.module_type:
+        changed.add(f"{name}.__class__")
     namespace = vars(module)
     for attribute, ident in watched.submodules.items():
         value = namespace.get(attribute, MISSING)
@@ -307,6 +321,8 @@ def replaced_since(record: dict[str, Watched]) -> set[str]:
             klass = namespace.get(attribute)
             if watched_class(klass):
                 replaced |= {f"{name}.{attribute}.{key}" for key in class_changes(klass, ids)}
+                if id(klass.__bases__) != watched.bases.get(attribute, id(klass.__bases__)):
+                    replaced.add(f"{name}.{attribute}.__bases__")
     return replaced
 
 
@@ -335,6 +351,13 @@ def task_identities(task: Namespaces, keep: list[Any]) -> dict[str, int]:
                 identities[f"{prefix}.{name}"] = id(value)
                 keep.append(value)
     return identities
+
+
+def task_runs(task: Namespaces, runs: dict[int, Runs]) -> list[Runs]:
+    """`runs` with what the task's own functions run: every watched Python function, once."""
+    for prefix, namespace in task.items():
+        note_runs(runs, prefix, {n: v for n, v in namespace().items() if n not in COMPILE_SETS})
+    return list(runs.values())
 
 
 def dispatch_tables() -> dict[str, str]:
@@ -388,6 +411,7 @@ class Snapshot:
     operators: dict[str, str]
     threads: set[int]
     os_threads: int
+    functions: list[Runs] = field(default_factory=list)  # what the watched Python functions run
     task: Namespaces = field(default_factory=dict)
     keep_alive: list[Any] = field(default_factory=list)
     full_seconds: float = 0.0
@@ -396,11 +420,13 @@ class Snapshot:
     def take(cls, task: Namespaces | None = None) -> Snapshot:
         started = time.perf_counter()
         keep: list[Any] = []
+        runs: dict[int, Runs] = {}
         task = task or {}
         snapshot = cls(
             **call_state(),
-            modules=record_modules(keep),
+            modules=record_modules(keep, runs),
             tasks=task_identities(task, keep),
+            functions=task_runs(task, runs),
             operators=dispatch_tables(),
             task=task,
             keep_alive=keep,
@@ -440,6 +466,7 @@ class Snapshot:
         report = self.quick()
         keep: list[Any] = []
         replaced = replaced_since(self.modules)
+        replaced |= {f"{name} (its code or defaults)" for name in swapped_runs(self.functions)}
         tasks = task_identities(self.task, keep)
         replaced |= {name for name, ident in self.tasks.items() if tasks.get(name) != ident}
         replaced |= set(tasks) - set(self.tasks)

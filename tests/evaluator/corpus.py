@@ -74,6 +74,10 @@ CORPUS = {
     "adv_timed_only_drift": ((1, "1_Square_matrix_multiplication"), "fail", "wrong_values"),
     "adv_lazy_pages": ((1, "1_Square_matrix_multiplication"), "flag", "state_left_behind"),
     "adv_pipe_takeover": ((1, "9_ReLU"), "fail", "sandbox_violation"),
+    # harness 2.12: what a watched function runs (code, defaults), a module's class and a class's bases
+    "adv_code_swap": ((1, "9_ReLU"), "flag", "torch_patched"),
+    "adv_module_class_swap": ((1, "9_ReLU"), "flag", "torch_patched"),
+    "adv_class_bases_swap": ((1, "9_ReLU"), "flag", "torch_patched"),
 }
 # Kernels that only mean something on a GPU (the CPU test checks they are left out there). The timing core
 # (harness 2.10) is a GPU host's: the CPU device pins none unless asked (tests/evaluator/test_timing_core.py).

@@ -155,6 +155,14 @@ def fake_functional() -> types.ModuleType:
     return fake
 
 
+class Watching(types.ModuleType):
+    """A module class of a kernel's, for the module's lookups."""
+
+
+class Counting(torch.nn.Module):
+    """A base class of a kernel's, put under one of torch's."""
+
+
 @pytest.mark.parametrize(
     ("patch", "name"),
     [
@@ -179,6 +187,30 @@ def fake_functional() -> types.ModuleType:
             lambda task, mp: mp.setitem(sys.modules, "torch.nn.functional", fake_functional()),
             "functional.relu",
         ),
+        # the same function object running other code, defaults or keyword defaults (harness 2.12)
+        (
+            lambda task, mp: mp.setattr(
+                torch.nn.functional.relu, "__code__", fake_functional().relu.__code__
+            ),
+            "functional.relu (its code or defaults)",
+        ),
+        (
+            lambda task, mp: mp.setattr(timing.timed_call, "__defaults__", (None,)),
+            "timed_call (its code or defaults)",
+        ),
+        (
+            lambda task, mp: mp.setitem(torch.nn.functional.grouped_mm.__kwdefaults__, "bias", 0),
+            "grouped_mm (its code or defaults)",
+        ),
+        (
+            lambda task, mp: mp.setattr(task.get_inputs, "__code__", (lambda: [None]).__code__),
+            "kb_task.get_inputs (its code or defaults)",
+        ),
+        # every lookup on a module through a class of the kernel's
+        (
+            lambda task, mp: mp.setattr(torch.nn.functional, "__class__", Watching),
+            "torch.nn.functional.__class__",
+        ),
     ],
 )
 def test_a_replaced_callable_of_torch_the_harness_or_the_task_is_seen(task, monkeypatch, patch, name):
@@ -186,6 +218,18 @@ def test_a_replaced_callable_of_torch_the_harness_or_the_task_is_seen(task, monk
     patch(task, monkeypatch)
     replaced = snapshot.full(operators=False)["functions_replaced"]
     assert any(entry.endswith(name) for entry in replaced), replaced
+
+
+def test_a_base_class_put_under_a_torch_class_is_seen(task):
+    snapshot, _ = watched(task)
+    bases = torch.nn.Tanh.__bases__
+    torch.nn.Tanh.__bases__ = (Counting,)  # its inherited members now resolve through the kernel's class
+    try:
+        replaced = snapshot.full(operators=False)["functions_replaced"]
+    finally:
+        torch.nn.Tanh.__bases__ = bases
+    assert "torch.nn.Tanh.__bases__" in replaced, replaced
+    assert snapshot.full(operators=False)["functions_replaced"] == []
 
 
 def test_what_changes_without_a_callable_taking_a_watched_place_is_not_a_replacement(task, monkeypatch):
