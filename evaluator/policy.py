@@ -19,9 +19,10 @@ KERNELBENCH_TRIALS = 5
 # inputs.kernelbench_trial_seeds computes them; a test pins that they agree).
 KERNELBENCH_TRIAL_SEEDS = (734796314, 576165995, 2197670066, 839703249, 2584932063)
 
-# Hardened extra trials: (distribution, seed). Seeds are fixed so verdicts are reproducible.
+# Hardened extra trials: (distribution, seed). Seeds are fixed so verdicts are reproducible. The trial after
+# timing draws its seed afresh for every kernel (correctness.post_timing_spec, recorded in the result): public
+# seeds let a kernel recognise every other trial's inputs and be exact only there.
 EXTRA_TRIALS = (("signed", 1_000_003), ("signed", 1_000_033), ("heavy_tailed", 2_000_003))
-POST_TIMING_SEED = 4_000_037
 STOCHASTIC_SEEDS = (1, 2)  # the reference run twice on one input set under these RNG seeds
 TASK_MODULE = "kb_task"  # the task module's name in the sandbox (and the prefix of its watched names)
 

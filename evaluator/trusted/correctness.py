@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import random
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.checks import identical
-from evaluator.policy import KERNELBENCH_TRIAL_SEEDS, POST_TIMING_SEED, Policy
+from evaluator.policy import KERNELBENCH_TRIAL_SEEDS, Policy
 from evaluator.result import Result, Trial
 from evaluator.trusted.conversation import Conversation, Stop
 from evaluator.trusted.session import TaskSession
@@ -52,7 +53,8 @@ def trial_specs(policy: Policy) -> list[TrialSpec]:
 
 
 def post_timing_spec() -> TrialSpec:
-    return TrialSpec(POST_TIMING_SEED, "task", "candidate_first")
+    """The trial after timing, on the task's inputs under a seed no one knows before it runs."""
+    return TrialSpec(secrets.randbelow(2**32), "task", "candidate_first")
 
 
 @dataclass
