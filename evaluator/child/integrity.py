@@ -50,8 +50,12 @@ DISPATCH_KEYS = (
     "BackendSelect",
 )
 OPERATOR_NAMESPACES = ("aten::", "prims::")
-WATCHED_MODULE_PREFIXES = ("torch", "triton", "evaluator.child", "time", "math")
-WATCHED_CLASS_MODULES = ("torch", "triton")  # classes whose attributes are watched one by one
+WATCHED_MODULE_PREFIXES = ("torch", "triton", "evaluator", "time", "math")
+# The standard modules the harness's own code in the kernel's process looks names up on when it runs (its
+# pipes, its messages, its checks): a function replaced there (json.dumps rewriting a round's records, say)
+# would act for the harness as surely as one of torch's.
+WATCHED_STANDARD_MODULES = ("builtins", "json", "os", "posix", "select", "struct", "mmap", "socket", "gc")
+WATCHED_CLASS_MODULES = ("torch", "triton", "json")  # classes whose attributes are watched one by one
 HARNESS_MODULES = "evaluator.child"  # whose every global is watched, not only their functions
 # Modules where a global added since the snapshot counts, unless it is a submodule imported since: torch's
 # top level is where torch itself looks names up at call time (torch.manual_seed: torch.mps, torch.xpu, and
@@ -204,10 +208,13 @@ def os_threads() -> int:
 
 
 def watched_modules() -> list[tuple[str, types.ModuleType]]:
-    """Every loaded module of torch (torch._C's submodules too), of the harness's child code, time, math."""
+    """Every loaded module of torch (torch._C's submodules too), of the harness, time, math, and the standard
+    modules the harness's code looks names up on."""
     found = []
     for name, module in list(sys.modules.items()):
-        if isinstance(module, types.ModuleType) and name.startswith(WATCHED_MODULE_PREFIXES):
+        if isinstance(module, types.ModuleType) and (
+            name.startswith(WATCHED_MODULE_PREFIXES) or name.split(".")[0] in WATCHED_STANDARD_MODULES
+        ):
             found.append((name, module))
     return found
 

@@ -78,6 +78,7 @@ CORPUS = {
     "adv_code_swap": ((1, "9_ReLU"), "flag", "torch_patched"),
     "adv_module_class_swap": ((1, "9_ReLU"), "flag", "torch_patched"),
     "adv_class_bases_swap": ((1, "9_ReLU"), "flag", "torch_patched"),
+    "adv_stdlib_patch": ((1, "1_Square_matrix_multiplication"), "flag", "torch_patched"),
     # harness 2.12: the trial after timing under a seed drawn for the kernel, unknown until it runs
     "adv_known_seeds": ((1, "9_ReLU"), "fail", "wrong_values"),
 }

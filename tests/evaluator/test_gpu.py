@@ -70,7 +70,7 @@ DEVICE_ROWS = (
     "adv_identity_timed_only", "adv_mutate_input_timed_only", "adv_return_input", "crash_hang",
     "adv_seed_hook", "adv_cpu_while_baselines", "adv_cpu_beside_calls", "adv_rewrite_records",
     "adv_timed_only_drift", "adv_pipe_takeover", "adv_code_swap", "adv_module_class_swap",
-    "adv_class_bases_swap", "adv_known_seeds",
+    "adv_class_bases_swap", "adv_known_seeds", "adv_stdlib_patch",
 )  # fmt: skip
 
 
