@@ -19,6 +19,7 @@ from evaluator.child import inputs, integrity, timing
 from evaluator.child.channel import Slots, chunks
 from evaluator.child.failures import StageFailure, TaskFailure, classify_exception
 from evaluator.child.fingerprint import fingerprint, identical, input_prints, prepare_one_pass
+from evaluator.child.flat import flat_range
 from evaluator.child.process import Child, load_module
 from evaluator.clock import StageClock
 from evaluator.policy import TASK_MODULE, TimingPlan
@@ -141,6 +142,11 @@ class Candidate(Child):
         # the core every call of the kernel's runs on (trials, rounds, probe: none tells a timed call by it)
         self.timing_cpu: int | None = self.spec.get("timing_cpu")
         self.slots = None
+        # Started ahead of its turn, the process records what its full checks compare now, while another
+        # kernel runs (about half a second); its import then only brings the record up to date.
+        self.boot_snapshot = None
+        if self.spec.get("snapshot_at_boot"):
+            self.boot_snapshot = integrity.Snapshot.take(integrity.task_namespaces(self.task, None))
         self.emit({"event": "ready"})
 
     def unexpected(self, error: BaseException) -> dict[str, Any]:
@@ -174,7 +180,9 @@ class Candidate(Child):
         if not self.plan.interleaved:  # KernelBench runs the task's Model first in the kernel's process
             arguments = inputs.init_inputs(self.get_init_inputs, self.device)
             self.reference = inputs.build_model(self.model_class, arguments, self.device)
-        self.snapshot = integrity.Snapshot.take(integrity.task_namespaces(self.task, self.reference))
+        namespaces = integrity.task_namespaces(self.task, self.reference)
+        booted, self.boot_snapshot = self.boot_snapshot, None
+        self.snapshot = booted.refresh(namespaces) if booted else integrity.Snapshot.take(namespaces)
         clock.lap("snapshot")
         model_class = self.load_candidate()
         clock.lap("module")
@@ -286,9 +294,9 @@ class Candidate(Child):
         """Copy the kept output into the slots, chunk by chunk, waiting for the harness to free a slot."""
         if self.output is None or self.slots is None:
             raise ValueError("no output to send")
-        flat = self.output.detach().reshape(-1)
+        output = self.output.detach()
         free = list(range(self.slots.count))
-        for offset, count in chunks(flat.numel(), self.slots.elements(flat.dtype)):
+        for offset, count in chunks(output.numel(), self.slots.elements(output.dtype)):
             while not free:
                 reply = self.commands.read()
                 if reply.get("cmd") != "free":
@@ -296,7 +304,7 @@ class Candidate(Child):
                 free.append(int(reply["slot"]))
             slot = free.pop(0)
             with integrity.harness_reads():
-                self.slots.view(slot, count, flat.dtype).copy_(flat[offset : offset + count])
+                self.slots.view(slot, count, output.dtype).copy_(flat_range(output, offset, offset + count))
             self.emit({"event": "chunk", "slot": slot, "offset": offset, "count": count})
         self.output = None
         return {"event": "sent"}

@@ -50,6 +50,9 @@ def swapped_runs(functions: list[Runs]) -> set[str]:
 
 
 def note_runs(runs: dict[int, Runs], prefix: str, values: dict[str, Any]) -> None:
+    """What each Python function among values runs, by the function's id (a function bound under several
+    names, or wrapped in a staticmethod, counts once)."""
     for key, value in values.items():
-        if id(value) not in runs and (found := runs_of(f"{prefix}.{key}", value)) is not None:
-            runs[id(value)] = found
+        found = runs_of(f"{prefix}.{key}", value)
+        if found is not None and id(found.function) not in runs:
+            runs[id(found.function)] = found

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from evaluator.child.fingerprint import Accumulator, real_numel, widened
+from evaluator.child.flat import flat_chunks, flat_range
 
 CANARIES = ("zeros", "constant", "input")
 CHUNK = 1 << 24  # elements per step of the reference's own whole-tensor checks
@@ -35,10 +36,8 @@ class Expectation:
     abs_max: float = 0.0
 
     def __post_init__(self):
-        self.flat = self.expected.reshape(-1)
         if self.expected.numel() and numeric(self.expected):
-            self.abs_max = max(finite_abs_max(chunk) for chunk in chunks_of(self.flat))
-        self.input_flat = self.first_input.reshape(-1) if self.first_input is not None else None
+            self.abs_max = max(finite_abs_max(chunk) for chunk in chunks_of(self.expected))
 
     @property
     def hardened_atol(self) -> float:
@@ -49,7 +48,7 @@ class Expectation:
 
     def piece(self, offset: int, count: int) -> torch.Tensor:
         """Expected elements [offset, offset + count), widened where torch cannot compute on their type."""
-        return widened(self.flat[offset : offset + count])
+        return widened(flat_range(self.expected, offset, offset + count))
 
     def canary(self, name: str, offset: int, count: int) -> torch.Tensor | None:
         piece = self.piece(offset, count)
@@ -57,8 +56,8 @@ class Expectation:
             return torch.zeros_like(piece)
         if name == "constant" and self.constant is not None:
             return torch.full_like(piece, self.constant)
-        if name == "input" and self.input_flat is not None:
-            return self.input_flat[offset : offset + count].to(piece.dtype)
+        if name == "input" and self.first_input is not None:
+            return flat_range(self.first_input, offset, offset + count).to(piece.dtype)
         return None
 
 
@@ -67,20 +66,20 @@ def numeric(values: torch.Tensor) -> bool:
     return values.is_floating_point() or values.is_complex()
 
 
-def chunks_of(flat: torch.Tensor):
-    """Chunks of CHUNK elements of a flat tensor (widened where torch cannot compute on their type: float8):
-    whole-tensor checks with one chunk's temporaries."""
-    return (widened(flat[start : start + CHUNK]) for start in range(0, flat.numel(), CHUNK))
+def chunks_of(values: torch.Tensor):
+    """Flat chunks of CHUNK elements of a tensor of any layout (widened where torch cannot compute on their
+    type: float8): whole-tensor checks with one chunk's temporaries."""
+    return (widened(chunk) for _, chunk in flat_chunks(values, CHUNK))
 
 
-def mean(flat: torch.Tensor) -> float:
+def mean(values: torch.Tensor) -> float:
     """The mean in float64, summed chunk by chunk (a float64 copy of a whole output would double it)."""
-    total = sum(float(chunk.sum(dtype=torch.float64)) for chunk in chunks_of(flat))
-    return total / flat.numel() if flat.numel() else math.nan
+    total = sum(float(chunk.sum(dtype=torch.float64)) for chunk in chunks_of(values))
+    return total / values.numel() if values.numel() else math.nan
 
 
-def all_finite(flat: torch.Tensor) -> bool:
-    return all(bool(torch.isfinite(chunk).all()) for chunk in chunks_of(flat))
+def all_finite(values: torch.Tensor) -> bool:
+    return all(bool(torch.isfinite(chunk).all()) for chunk in chunks_of(values))
 
 
 def finite_abs_max(values: torch.Tensor) -> float:
@@ -107,7 +106,7 @@ def kernelbench_close(expected: torch.Tensor, output: torch.Tensor, tolerance: f
 def canary_verdicts(expectation: Expectation) -> dict[str, bool]:
     """Which null canaries pass this trial under KernelBench's rule (computed in chunks)."""
     verdicts = {}
-    numel = expectation.flat.numel()
+    numel = expectation.expected.numel()
     for name in CANARIES:
         passed = True
         for offset in range(0, numel, CHUNK):
@@ -126,7 +125,7 @@ def canary_verdicts(expectation: Expectation) -> dict[str, bool]:
 
 def equal_to(expectation: Expectation, name: str) -> bool:
     """Whether the expected output is exactly the canary (then matching the canary is no evidence)."""
-    numel = expectation.flat.numel()
+    numel = expectation.expected.numel()
     for offset in range(0, numel, CHUNK):
         count = min(CHUNK, numel - offset)
         canary = expectation.canary(name, offset, count)
@@ -159,13 +158,13 @@ class Comparison:
     canaries: dict[str, CanaryDistance] = field(default_factory=dict)
 
     def __post_init__(self):
-        flat = self.expectation.flat
-        self.accumulator = Accumulator(real_numel(flat), self.fingerprint_seed, flat.device)
+        expected = self.expectation.expected
+        self.accumulator = Accumulator(real_numel(expected), self.fingerprint_seed, expected.device)
 
     def update(self, chunk: torch.Tensor, offset: int) -> None:
         """Compare output elements [offset, offset + chunk.numel()) with the expected ones."""
         count = chunk.numel()
-        if offset != self.received or offset + count > self.expectation.flat.numel():
+        if offset != self.received or offset + count > self.expectation.expected.numel():
             raise ValueError(f"chunk at {offset} of {count} elements is out of order or out of range")
         self.received += count
         self.accumulator.update(chunk, offset)
@@ -217,7 +216,7 @@ class Comparison:
 
     def verdict(self) -> dict[str, Any]:
         """The statistics as JSON (None for errors that are not finite)."""
-        complete = self.received == self.expectation.flat.numel()
+        complete = self.received == self.expectation.expected.numel()
         finite = not self.not_finite_difference
         return {
             "complete": complete,

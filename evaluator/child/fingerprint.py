@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from evaluator.checks import SUMMARY, identical, matches
+from evaluator.child.flat import flat_chunks
 
 logger = logging.getLogger(__name__)
 __all__ = ["Accumulator", "fingerprint", "identical", "matches", "prepare_one_pass"]
@@ -237,10 +238,14 @@ def fingerprint(tensor: object, seed: int, block_chunks: int = TORCH_PATH_BLOCKS
     exact dense tensor."""
     if type(tensor) is not torch.Tensor or tensor.layout != torch.strided:
         return [math.nan]
-    flat = real_values(tensor.detach())
-    accumulator = Accumulator(flat.numel(), seed, flat.device)
-    # The torch path's float64 copy is bounded by its chunk; the one-pass kernel needs no copy at all.
-    step = max(1, flat.numel()) if one_pass(flat) else BLOCK * block_chunks
-    for offset in range(0, flat.numel(), step):
-        accumulator.update(flat[offset : offset + step], offset)
+    values = tensor.detach()
+    if values.is_complex():
+        values = torch.view_as_real(values.resolve_conj())
+    accumulator = Accumulator(values.numel(), seed, values.device)
+    # The torch path's float64 copy is bounded by its chunk; the one-pass kernel needs no copy at all of a
+    # contiguous tensor, and of any other a chunk's at a time (evaluator.child.flat).
+    whole = values.is_contiguous() and one_pass(values.reshape(-1))
+    step = max(1, values.numel()) if whole else BLOCK * block_chunks
+    for offset, chunk in flat_chunks(values, step):
+        accumulator.update(chunk, offset)
     return accumulator.value()

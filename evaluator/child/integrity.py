@@ -30,12 +30,11 @@ from typing import Any
 import torch
 import torch.nn.modules.module as module_hooks
 
-from evaluator.child.code_swaps import Runs, note_runs, swapped_runs
+from evaluator.child.code_swaps import Runs, note_runs, runs_of, swapped_runs
+from evaluator.child.watched import COMPILE_SETS, Watched, record_modules, replaced_since, stale_modules
 
 Namespaces = dict[str, Callable[[], dict[str, Any]]]
 
-# What torch.compile itself sets on the class of a module it compiles (torch._dynamo.mutation_guard).
-COMPILE_SETS = {"__setattr__", "___needs_mutation_patch"}
 # Keys of an operator's dispatch table that decide which kernel runs on the CPU or a CUDA GPU.
 DISPATCH_KEYS = (
     "CPU",
@@ -50,19 +49,6 @@ DISPATCH_KEYS = (
     "BackendSelect",
 )
 OPERATOR_NAMESPACES = ("aten::", "prims::")
-WATCHED_MODULE_PREFIXES = ("torch", "triton", "evaluator", "time", "math")
-# The standard modules the harness's own code in the kernel's process looks names up on when it runs (its
-# pipes, its messages, its checks): a function replaced there (json.dumps rewriting a round's records, say)
-# would act for the harness as surely as one of torch's.
-WATCHED_STANDARD_MODULES = ("builtins", "json", "os", "posix", "select", "struct", "mmap", "socket", "gc")
-WATCHED_CLASS_MODULES = ("torch", "triton", "json")  # classes whose attributes are watched one by one
-HARNESS_MODULES = "evaluator.child"  # whose every global is watched, not only their functions
-# Modules where a global added since the snapshot counts, unless it is a submodule imported since: torch's
-# top level is where torch itself looks names up at call time (torch.manual_seed: torch.mps, torch.xpu, and
-# a custom backend's module by its name).
-ADDED_NAMES_WATCHED = ("torch",)
-DESCRIPTORS = (staticmethod, classmethod, property)
-MISSING = object()
 SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 ITIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
@@ -207,149 +193,6 @@ def os_threads() -> int:
         return threading.active_count()
 
 
-def watched_modules() -> list[tuple[str, types.ModuleType]]:
-    """Every loaded module of torch (torch._C's submodules too), of the harness, time, math, and the standard
-    modules the harness's code looks names up on."""
-    found = []
-    for name, module in list(sys.modules.items()):
-        if isinstance(module, types.ModuleType) and (
-            name.startswith(WATCHED_MODULE_PREFIXES) or name.split(".")[0] in WATCHED_STANDARD_MODULES
-        ):
-            found.append((name, module))
-    return found
-
-
-@dataclass
-class Watched:
-    """One watched module as the snapshot found it: the ids of the globals watched (every global of the
-    harness's own child modules, the callables elsewhere) and, for each class of torch or Triton it binds,
-    the ids of all the class's members (a member that becomes callable counts as much as a replaced one)."""
-
-    ids: dict[str, int]
-    classes: dict[str, dict[str, int]]
-    module_id: int = 0  # the module object itself (sys.modules[name])
-    submodules: dict[str, int] = field(default_factory=dict)  # globals bound to its own submodules
-    names: frozenset[str] = frozenset()  # every global's name, where names added count (ADDED_NAMES_WATCHED)
-    module_type: int = 0  # the module's class: attribute lookups on the module go through it
-    bases: dict[str, int] = field(default_factory=dict)  # each watched class's __bases__ tuple
-
-
-def watched_global(module: str, name: str, value: Any) -> bool:
-    """Whether a global of a watched module is watched: in the harness's own child modules every one (a
-    rebound module, constant or switch counts), elsewhere the callables that are not modules."""
-    if module.startswith(HARNESS_MODULES):
-        return not name.startswith("__")
-    return callable(value) and not isinstance(value, types.ModuleType)
-
-
-def watched_class(value: Any) -> bool:
-    return isinstance(value, type) and str(getattr(value, "__module__", "")).startswith(WATCHED_CLASS_MODULES)
-
-
-def watched_member(member: Any) -> bool:
-    return callable(member) or isinstance(member, DESCRIPTORS)
-
-
-def record_modules(keep: list[Any], runs: dict[int, Runs] | None = None) -> dict[str, Watched]:
-    """Every watched module's watched globals and classes, by module name (their objects kept alive, so
-    their ids stay unique); `runs` gathers what each watched Python function runs, once per function."""
-    record = {}
-    runs = {} if runs is None else runs
-    for name, module in watched_modules():
-        try:
-            namespace = dict(vars(module))
-        except TypeError:
-            continue
-        found = {key: value for key, value in namespace.items() if watched_global(name, key, value)}
-        keep.extend(found.values())
-        classes, bases = {}, {}
-        for attribute, value in found.items():
-            if watched_class(value):
-                members = dict(vars(value))
-                keep.extend(members.values())
-                keep.append(value.__bases__)
-                classes[attribute] = {key: id(member) for key, member in members.items()}
-                bases[attribute] = id(value.__bases__)
-                note_runs(runs, f"{name}.{attribute}", members)
-        note_runs(runs, name, found)
-        submodules = {key: id(value) for key, value in namespace.items() if own_submodule(name, key, value)}
-        names = frozenset(namespace) if name in ADDED_NAMES_WATCHED else frozenset()
-        ids = {key: id(value) for key, value in found.items()}
-        keep.append(type(module))
-        record[name] = Watched(ids, classes, id(module), submodules, names, id(type(module)), bases)
-    return record
-
-
-def own_submodule(module: str, name: str, value: Any) -> bool:
-    """Whether a module's global is its submodule of that name, the one sys.modules holds."""
-    # type(), not isinstance: isinstance reads __class__, which some of torch's deprecated names warn on
-    return issubclass(type(value), types.ModuleType) and sys.modules.get(f"{module}.{name}") is value
-
-
-def module_changes(name: str, module: types.ModuleType, watched: Watched) -> set[str]:
-    """The module object replaced in sys.modules, a submodule global rebound (to a look-alike, say), and
-    names added where they count."""
-    changed = set()
-    if watched.module_id and id(module) != watched.module_id:
-        changed.add(f"sys.modules[{name!r}]")
-    if watched.module_type and id(type(module)) != watched.module_type:
-        changed.add(f"{name}.__class__")
-    namespace = vars(module)
-    for attribute, ident in watched.submodules.items():
-        value = namespace.get(attribute, MISSING)
-        if value is not MISSING and id(value) != ident:
-            changed.add(f"{name}.{attribute}")
-    if watched.names:
-        added = namespace.keys() - watched.names
-        changed |= {
-            f"{name}.{key}"
-            for key in added
-            if not key.startswith("__") and not own_submodule(name, key, namespace[key])
-        }
-    return changed
-
-
-def replaced_since(record: dict[str, Watched]) -> set[str]:
-    """Names whose object changed since the record (a name gone, or no longer watched, does not count);
-    for the classes, also members added since (they shadow a base's), but those torch.compile sets."""
-    replaced = set()
-    for name, watched in record.items():
-        module = sys.modules.get(name)
-        try:
-            namespace = vars(module)
-        except TypeError:
-            continue
-        replaced |= module_changes(name, module, watched)
-        for attribute, ident in watched.ids.items():
-            value = namespace.get(attribute, MISSING)
-            if value is not MISSING and id(value) != ident and watched_global(name, attribute, value):
-                replaced.add(f"{name}.{attribute}")
-        for attribute, ids in watched.classes.items():
-            klass = namespace.get(attribute)
-            if watched_class(klass):
-                replaced |= {f"{name}.{attribute}.{key}" for key in class_changes(klass, ids)}
-                if id(klass.__bases__) != watched.bases.get(attribute, id(klass.__bases__)):
-                    replaced.add(f"{name}.{attribute}.__bases__")
-    return replaced
-
-
-def class_changes(klass: type, ids: dict[str, int]) -> set[str]:
-    """A class's callable members that replaced another object since, and those added since."""
-    members = vars(klass)
-    changed = {
-        key
-        for key, ident in ids.items()
-        if key in members and id(members[key]) != ident and watched_member(members[key])
-    }
-    if members.keys() != ids.keys():  # only then look for members added
-        changed |= {
-            key
-            for key in members.keys() - ids.keys()
-            if key not in COMPILE_SETS and watched_member(members[key])
-        }
-    return changed
-
-
 def task_identities(task: Namespaces, keep: list[Any]) -> dict[str, int]:
     identities = {}
     for prefix, namespace in task.items():
@@ -367,19 +210,35 @@ def task_runs(task: Namespaces, runs: dict[int, Runs]) -> list[Runs]:
     return list(runs.values())
 
 
-def dispatch_tables() -> dict[str, str]:
-    """A digest of the kernels chosen for the CPU and CUDA keys of every aten and prims operator."""
-    digests = {}
-    for name in torch._C._dispatch_get_all_op_names():
-        if not name.startswith(OPERATOR_NAMESPACES):
-            continue
-        lines = [
-            line
-            for line in torch._C._dispatch_dump_table(name).splitlines()
-            if line.split(":", 1)[0] in DISPATCH_KEYS
-        ]
-        digests[name] = hashlib.blake2b("\n".join(lines).encode(), digest_size=8).hexdigest()
-    return digests
+def dispatch_dumps() -> dict[str, str]:
+    """Every aten and prims operator's dispatch table, as torch prints it."""
+    return {
+        name: torch._C._dispatch_dump_table(name)
+        for name in torch._C._dispatch_get_all_op_names()
+        if name.startswith(OPERATOR_NAMESPACES)
+    }
+
+
+def deciding_digest(table: str) -> str:
+    """A digest of a table's lines for the keys that decide the kernels run on the CPU and CUDA."""
+    lines = [line for line in table.splitlines() if line.split(":", 1)[0] in DISPATCH_KEYS]
+    return hashlib.blake2b("\n".join(lines).encode(), digest_size=8).hexdigest()
+
+
+def dispatch_tables() -> dict[str, tuple[int, str]]:
+    """Each operator's (hash of its whole table, digest of its deciding lines): a check compares the cheap
+    hash first and reads the lines only of a table that changed."""
+    return {name: (hash(table), deciding_digest(table)) for name, table in dispatch_dumps().items()}
+
+
+def overridden(before: dict[str, tuple[int, str]]) -> list[str]:
+    """The operators whose CPU or CUDA kernels changed since dispatch_tables() gave `before`."""
+    now = dispatch_dumps()
+    return sorted(
+        name
+        for name, (whole, digest) in before.items()
+        if name in now and hash(now[name]) != whole and deciding_digest(now[name]) != digest
+    )
 
 
 def task_namespaces(task: types.ModuleType, reference: torch.nn.Module | None) -> Namespaces:
@@ -415,7 +274,7 @@ class Snapshot:
     threads_settings: dict[str, Any]
     modules: dict[str, Watched]
     tasks: dict[str, int]
-    operators: dict[str, str]
+    operators: dict[str, tuple[int, str]]
     threads: set[int]
     os_threads: int
     functions: list[Runs] = field(default_factory=list)  # what the watched Python functions run
@@ -440,6 +299,24 @@ class Snapshot:
         )
         snapshot.full_seconds = time.perf_counter() - started
         return snapshot
+
+    def refresh(self, task: Namespaces) -> Snapshot:
+        """Made current where only the harness's code ran since it was taken (a snapshot taken as the kernel's
+        process booted, before its turn): the modules loaded or changed since recorded again, what every
+        function runs, the per-call state and the task's namespaces (the reference's classes, where it was
+        built since) taken now. The operator tables are kept: the device's set-up registers no kernel."""
+        started = time.perf_counter()
+        keep: list[Any] = []
+        runs = {id(found.function): runs_of(found.name, found.function) for found in self.functions}
+        self.modules.update(record_modules(keep, runs, stale_modules(self.modules)))
+        for key, value in call_state().items():
+            setattr(self, key, value)
+        self.task = task
+        self.tasks = task_identities(task, keep)
+        self.functions = task_runs(task, runs)
+        self.keep_alive.extend(keep)
+        self.full_seconds = time.perf_counter() - started
+        return self
 
     @classmethod
     def for_calls(cls) -> Snapshot:
@@ -479,10 +356,7 @@ class Snapshot:
         replaced |= set(tasks) - set(self.tasks)
         report["functions_replaced"] = sorted(replaced)
         if operators:
-            tables = dispatch_tables()
-            report["operators_overridden"] = sorted(
-                name for name, digest in self.operators.items() if tables.get(name, digest) != digest
-            )
+            report["operators_overridden"] = overridden(self.operators)
         return report
 
 

@@ -164,12 +164,12 @@ class Reference(Child):
             ) from failure
         kernelbench_trial = message["distribution"] == "task"
         if kernelbench_trial and self.constant is None and expected.is_floating_point():
-            self.constant = compare.mean(expected.reshape(-1))
+            self.constant = compare.mean(expected)
         first_input = tensors[0] if tensors and tensors[0].shape == expected.shape else None
         self.expectation = compare.Expectation(
             expected, message["distribution"], self.tolerance, self.constant, first_input
         )
-        finite = compare.all_finite(expected.reshape(-1)) if expected.is_floating_point() else True
+        finite = compare.all_finite(expected) if expected.is_floating_point() else True
         reply = {
             "event": "expected",
             "shape": list(expected.shape),
@@ -181,7 +181,7 @@ class Reference(Child):
             reply["canaries"] = compare.canary_verdicts(self.expectation)
             reply["equal_canaries"] = [n for n in reply["canaries"] if compare.equal_to(self.expectation, n)]
         if not tensors or first_input is None:
-            self.expectation.first_input = self.expectation.input_flat = None
+            self.expectation.first_input = None
         return reply
 
     def cmd_slots(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -202,7 +202,7 @@ class Reference(Child):
     def cmd_chunk(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.comparison is None:
             raise ValueError("a chunk before the comparison began")
-        expected = self.expectation.flat
+        expected = self.expectation.expected
         view = self.slots.view(message["slot"], message["count"], expected.dtype)
         self.comparison.update(view.to(expected.device), message["offset"])
         return {"event": "chunk_done", "slot": message["slot"]}

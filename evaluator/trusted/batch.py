@@ -200,7 +200,7 @@ def prestart(
             sessions[index] = TaskSession(groups[index][0], settings)
             sessions[index].start()
         if job.id not in launches:  # the first kernel's may have started during the builds
-            launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start()
+            launches[job.id] = Launch(job.kernel_path, job.task_path, job.source, settings).start(ahead=True)
     except Exception:  # noqa: BLE001 - the child is then started at its turn
         logger.exception("could not start the next child ahead of its turn")
 
@@ -241,7 +241,7 @@ class FirstChild:
         if (job in built) if built is not None else build_done(job, self.settings):
             try:
                 launch = Launch(job.kernel_path, job.task_path, job.source, self.settings)
-                self.launches[job.id] = launch.start()
+                self.launches[job.id] = launch.start(ahead=True)
             except Exception:  # noqa: BLE001 - it is then started at its turn
                 logger.exception("could not start the first kernel's child during the builds")
 

@@ -62,9 +62,11 @@ class Launch:
         self.talk = Conversation(self.child, "kernel")
         self.started = False
 
-    def start(self) -> Launch:
-        """Enter the sandbox and start the interpreter; it loads the task and waits for 'import'."""
+    def start(self, ahead: bool = False) -> Launch:
+        """Enter the sandbox and start the interpreter; it loads the task and waits for 'import'. Started
+        ahead of its turn, it also takes its integrity snapshot as it boots (off the kernel's own time)."""
         if not self.started:
+            self.child.spec["snapshot_at_boot"] = ahead
             self.child.__enter__()
             self.child.spec["task_path"] = self.child.add_file(self.task_path, "task.py")
             self.child.spec["kernel_path"] = self.child.add_file(self.kernel_path, "kernel.py")

@@ -173,13 +173,14 @@ def roofline_floor_ms(gpu_name: str, io_bytes: int) -> float | None:
     return None
 
 
-def upgrade(result: Result, code: str, severity: str, detail: str) -> None:
-    """Add a flag, or raise the severity of a static one with the runtime evidence."""
+def upgrade(result: Result, code: str, severity: str, detail: str, join: bool = False) -> None:
+    """Add a flag, or raise the severity of one already there with this evidence: its detail replaced (a
+    static flag's, by the runtime's), or with `join` kept and this detail added after it."""
     order = {"info": 0, "suspect": 1, "hack": 2}
     for flag in result.flags:
         if flag.code == code:
             if order[severity] >= order[flag.severity]:
                 flag.severity = severity
-                flag.detail = detail
+                flag.detail = f"{flag.detail}; {detail}" if join else detail
             return
     result.add_flag(code, severity, detail)

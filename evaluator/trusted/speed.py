@@ -125,11 +125,7 @@ def flag_moved_thread(result: Result, timing: Timing) -> None:
             f"the kernel's timing thread changed CPUs {sum(moved)} time(s) in {len(moved)} timed loop(s), "
             "where it was pinned to one core"
         )
-        found = next((flag for flag in result.flags if flag.code == "state_left_behind"), None)
-        if found is None:
-            result.add_flag("state_left_behind", "hack", detail)
-        else:
-            found.severity, found.detail = "hack", f"{found.detail}; {detail}"
+        upgrade(result, "state_left_behind", "hack", detail, join=True)
 
 
 def speedup_over(result: Result, timing: Timing, baseline: str, policy: Policy) -> float | None:

@@ -142,6 +142,25 @@ def test_a_submodule_imported_after_the_record_is_not_a_change(monkeypatch):
     assert integrity.replaced_since(record) == set()
 
 
+def test_a_snapshot_taken_at_boot_takes_in_the_harness_s_changes_and_still_catches_the_kernel_s(monkeypatch):
+    """Taken as the process boots, brought up to date at the import: what the harness's own code loaded or
+    replaced in between is the baseline; a module loaded then is watched, and what changes after is found."""
+    snapshot = integrity.Snapshot.take()
+    name = "torch.evaluator_test_loaded_at_setup"
+    loaded = types.ModuleType(name)
+    loaded.helper = lambda x: x
+    monkeypatch.setitem(sys.modules, name, loaded)
+    monkeypatch.setattr(torch.nn.functional, "silu", lambda x, inplace=False: x)  # the set-up's own
+    assert "torch.nn.functional.silu" in snapshot.full(operators=False)["functions_replaced"]
+    snapshot.refresh({})
+    assert snapshot.full(operators=True)["functions_replaced"] == []
+    monkeypatch.setattr(loaded, "helper", lambda x: x + 1)  # the kernel's, after the import
+    monkeypatch.setattr(torch.nn.functional.normalize, "__code__", (lambda input, *a, **k: input).__code__)
+    replaced = snapshot.full(operators=False)["functions_replaced"]
+    assert f"{name}.helper" in replaced
+    assert "torch.nn.functional.normalize (its code or defaults)" in replaced
+
+
 class Talk:
     """A kernel's side of a hardened round, scripted: the messages it sends, and the seeds it is given."""
 

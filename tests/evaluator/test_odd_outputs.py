@@ -236,3 +236,22 @@ def test_an_honest_odd_output_is_correct_in_hardened_mode(evaluate, tmp_path, ex
     assert code == 0, output
     assert result["correct"], result.get("error")
     assert not any(flag["code"] == "timed_output_mismatch" for flag in result["flags"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("expression", "kernel_expression"),
+    [
+        ("torch.relu(x).t()", "torch.relu(x).t().contiguous()"),
+        ("torch.fft.fft(x).t().contiguous()", "torch.fft.fft(x).t()"),
+    ],
+)
+def test_a_transposed_output_is_judged_by_its_values_not_its_layout(
+    evaluate, tmp_path, expression, kernel_expression
+):
+    """The reference's output a view and the kernel's a copy, or the other way round."""
+    task, kernel = write_pair(tmp_path, expression, kernel_expression)
+    code, result, output = evaluate(task, kernel, *FAST)
+    assert code == 0, output
+    assert result["correct"], result.get("error")
+    assert not [flag["code"] for flag in result["flags"] if flag["severity"] != "info"]

@@ -1,0 +1,185 @@
+"""The watched modules of the kernel's process (torch, Triton, the harness and the standard modules it looks
+names up on): their globals and classes recorded by identity before candidate code runs, and what was
+replaced since (evaluator.child.integrity's full check)."""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.child.code_swaps import Runs, note_runs
+
+# What torch.compile itself sets on the class of a module it compiles (torch._dynamo.mutation_guard).
+COMPILE_SETS = {"__setattr__", "___needs_mutation_patch"}
+WATCHED_MODULE_PREFIXES = ("torch", "triton", "evaluator", "time", "math")
+# The standard modules the harness's own code in the kernel's process looks names up on when it runs (its
+# pipes, its messages, its checks): a function replaced there (json.dumps rewriting a round's records, say)
+# would act for the harness as surely as one of torch's.
+WATCHED_STANDARD_MODULES = ("builtins", "json", "os", "posix", "select", "struct", "mmap", "socket", "gc")
+WATCHED_CLASS_MODULES = ("torch", "triton", "json")  # classes whose attributes are watched one by one
+HARNESS_MODULES = "evaluator.child"  # whose every global is watched, not only their functions
+# Modules where a global added since the snapshot counts, unless it is a submodule imported since: torch's
+# top level is where torch itself looks names up at call time (torch.manual_seed: torch.mps, torch.xpu, and
+# a custom backend's module by its name).
+ADDED_NAMES_WATCHED = ("torch",)
+DESCRIPTORS = (staticmethod, classmethod, property)
+MISSING = object()
+
+
+def watched_modules() -> list[tuple[str, types.ModuleType]]:
+    """Every loaded module of torch (torch._C's submodules too), of the harness, time, math, and the standard
+    modules the harness's code looks names up on."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, types.ModuleType) and (
+            name.startswith(WATCHED_MODULE_PREFIXES) or name.split(".")[0] in WATCHED_STANDARD_MODULES
+        ):
+            found.append((name, module))
+    return found
+
+
+@dataclass
+class Watched:
+    """One watched module as the snapshot found it: the ids of the globals watched (every global of the
+    harness's own child modules, the callables elsewhere) and, for each class of torch or Triton it binds,
+    the ids of all the class's members (a member that becomes callable counts as much as a replaced one)."""
+
+    ids: dict[str, int]
+    classes: dict[str, dict[str, int]]
+    module_id: int = 0  # the module object itself (sys.modules[name])
+    submodules: dict[str, int] = field(default_factory=dict)  # globals bound to its own submodules
+    names: frozenset[str] = frozenset()  # every global's name, where names added count (ADDED_NAMES_WATCHED)
+    module_type: int = 0  # the module's class: attribute lookups on the module go through it
+    bases: dict[str, int] = field(default_factory=dict)  # each watched class's __bases__ tuple
+
+
+def watched_global(module: str, name: str, value: Any) -> bool:
+    """Whether a global of a watched module is watched: in the harness's own child modules every one (a
+    rebound module, constant or switch counts), elsewhere the callables that are not modules."""
+    if module.startswith(HARNESS_MODULES):
+        return not name.startswith("__")
+    return callable(value) and not isinstance(value, types.ModuleType)
+
+
+def watched_class(value: Any) -> bool:
+    return isinstance(value, type) and str(getattr(value, "__module__", "")).startswith(WATCHED_CLASS_MODULES)
+
+
+def watched_member(member: Any) -> bool:
+    return callable(member) or isinstance(member, DESCRIPTORS)
+
+
+def record_modules(
+    keep: list[Any],
+    runs: dict[int, Runs] | None = None,
+    modules: list[tuple[str, types.ModuleType]] | None = None,
+) -> dict[str, Watched]:
+    """Every watched module's (or those of `modules`) watched globals and classes, by module name (their
+    objects kept alive, so their ids stay unique); `runs` gathers what each watched Python function runs,
+    once per function."""
+    record = {}
+    runs = {} if runs is None else runs
+    for name, module in watched_modules() if modules is None else modules:
+        try:
+            namespace = dict(vars(module))
+        except TypeError:
+            continue
+        found = {key: value for key, value in namespace.items() if watched_global(name, key, value)}
+        keep.extend(found.values())
+        classes, bases = {}, {}
+        for attribute, value in found.items():
+            if watched_class(value):
+                members = dict(vars(value))
+                keep.extend(members.values())
+                keep.append(value.__bases__)
+                classes[attribute] = {key: id(member) for key, member in members.items()}
+                bases[attribute] = id(value.__bases__)
+                note_runs(runs, f"{name}.{attribute}", members)
+        note_runs(runs, name, found)
+        submodules = {key: id(value) for key, value in namespace.items() if own_submodule(name, key, value)}
+        names = frozenset(namespace) if name in ADDED_NAMES_WATCHED else frozenset()
+        ids = {key: id(value) for key, value in found.items()}
+        keep.append(type(module))
+        record[name] = Watched(ids, classes, id(module), submodules, names, id(type(module)), bases)
+    return record
+
+
+def own_submodule(module: str, name: str, value: Any) -> bool:
+    """Whether a module's global is its submodule of that name, the one sys.modules holds."""
+    # type(), not isinstance: isinstance reads __class__, which some of torch's deprecated names warn on
+    return issubclass(type(value), types.ModuleType) and sys.modules.get(f"{module}.{name}") is value
+
+
+def module_changes(name: str, module: types.ModuleType, watched: Watched) -> set[str]:
+    """The module object replaced in sys.modules, a submodule global rebound (to a look-alike, say), and
+    names added where they count."""
+    changed = set()
+    if watched.module_id and id(module) != watched.module_id:
+        changed.add(f"sys.modules[{name!r}]")
+    if watched.module_type and id(type(module)) != watched.module_type:
+        changed.add(f"{name}.__class__")
+    namespace = vars(module)
+    for attribute, ident in watched.submodules.items():
+        value = namespace.get(attribute, MISSING)
+        if value is not MISSING and id(value) != ident:
+            changed.add(f"{name}.{attribute}")
+    if watched.names:
+        added = namespace.keys() - watched.names
+        changed |= {
+            f"{name}.{key}"
+            for key in added
+            if not key.startswith("__") and not own_submodule(name, key, namespace[key])
+        }
+    return changed
+
+
+def replaced_since(record: dict[str, Watched]) -> set[str]:
+    """Names whose object changed since the record (a name gone, or no longer watched, does not count);
+    for the classes, also members added since (they shadow a base's), but those torch.compile sets."""
+    replaced = set()
+    for name, watched in record.items():
+        module = sys.modules.get(name)
+        try:
+            namespace = vars(module)
+        except TypeError:
+            continue
+        replaced |= module_changes(name, module, watched)
+        for attribute, ident in watched.ids.items():
+            value = namespace.get(attribute, MISSING)
+            if value is not MISSING and id(value) != ident and watched_global(name, attribute, value):
+                replaced.add(f"{name}.{attribute}")
+        for attribute, ids in watched.classes.items():
+            klass = namespace.get(attribute)
+            if watched_class(klass):
+                replaced |= {f"{name}.{attribute}.{key}" for key in class_changes(klass, ids)}
+                if id(klass.__bases__) != watched.bases.get(attribute, id(klass.__bases__)):
+                    replaced.add(f"{name}.{attribute}.__bases__")
+    return replaced
+
+
+def class_changes(klass: type, ids: dict[str, int]) -> set[str]:
+    """A class's callable members that replaced another object since, and those added since."""
+    members = vars(klass)
+    changed = {
+        key
+        for key, ident in ids.items()
+        if key in members and id(members[key]) != ident and watched_member(members[key])
+    }
+    if members.keys() != ids.keys():  # only then look for members added
+        changed |= {
+            key
+            for key in members.keys() - ids.keys()
+            if key not in COMPILE_SETS and watched_member(members[key])
+        }
+    return changed
+
+
+def stale_modules(record: dict[str, Watched]) -> list[tuple[str, types.ModuleType]]:
+    """The watched modules loaded since the record, and those where something was replaced since."""
+    return [
+        (name, module)
+        for name, module in watched_modules()
+        if name not in record or replaced_since({name: record[name]})
+    ]
