@@ -4,6 +4,7 @@ the same function object, where an identity check sees nothing."""
 from __future__ import annotations
 
 import types
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 BOUND = (staticmethod, classmethod, types.MethodType)  # wrappers whose __func__ is what runs
@@ -31,22 +32,48 @@ def runs_of(name: str, value: Any) -> Runs | None:
     return Runs(name, function, function.__code__, function.__defaults__, keywords, values)
 
 
+# What a function runs, read now (its attribute) and as recorded (the field of Runs).
+FIELDS = ((attrgetter("__code__"), 2), (attrgetter("__defaults__"), 3), (attrgetter("__kwdefaults__"), 4))
+
+
+def keywords_changed(keywords: dict | None, values: tuple) -> bool:
+    """A keyword-defaults dict changed in place since its values were recorded."""
+    if keywords is None:
+        return False
+    if len(keywords) != len(values):
+        return True
+    return any(now is not then for now, then in zip(keywords.values(), values, strict=True))
+
+
 def swapped_runs(functions: list[Runs]) -> set[str]:
     """The functions whose code, defaults or keyword defaults are no longer what the snapshot found."""
-    swapped = {
+    return {
         name
-        for name, function, code, defaults, keywords, _ in functions
+        for name, function, code, defaults, keywords, values in functions
         if function.__code__ is not code
         or function.__defaults__ is not defaults
         or function.__kwdefaults__ is not keywords
+        or keywords_changed(keywords, values)
     }
-    for name, _, _, _, keywords, values in functions:
-        if keywords is not None and (
-            len(keywords) != len(values)
-            or any(a is not b for a, b in zip(keywords.values(), values, strict=False))
+
+
+class RunsRecord:
+    """What the watched functions ran when recorded, with its ids as tuples: a check compares them at once,
+    in C, and goes function by function only where something differs (about 25,000 functions)."""
+
+    def __init__(self, functions: list[Runs]):
+        self.functions = functions
+        self.objects = list(map(itemgetter(1), functions))
+        self.recorded = [tuple(map(id, map(itemgetter(field), functions))) for _, field in FIELDS]
+        self.with_keywords = [found for found in functions if found.keywords is not None]
+
+    def swapped(self) -> set[str]:
+        now = [tuple(map(id, map(read, self.objects))) for read, _ in FIELDS]
+        if now == self.recorded and not any(
+            keywords_changed(found.keywords, found.keyword_values) for found in self.with_keywords
         ):
-            swapped.add(name)
-    return swapped
+            return set()
+        return swapped_runs(self.functions)
 
 
 def note_runs(runs: dict[int, Runs], prefix: str, values: dict[str, Any]) -> None:

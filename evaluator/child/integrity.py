@@ -30,7 +30,7 @@ from typing import Any
 import torch
 import torch.nn.modules.module as module_hooks
 
-from evaluator.child.code_swaps import Runs, note_runs, runs_of, swapped_runs
+from evaluator.child.code_swaps import Runs, RunsRecord, note_runs, runs_of
 from evaluator.child.watched import COMPILE_SETS, Watched, record_modules, replaced_since, stale_modules
 
 Namespaces = dict[str, Callable[[], dict[str, Any]]]
@@ -231,6 +231,14 @@ def dispatch_tables() -> dict[str, tuple[int, str]]:
     return {name: (hash(table), deciding_digest(table)) for name, table in dispatch_dumps().items()}
 
 
+def operators_added(before: dict[str, tuple[int, str]]) -> dict[str, tuple[int, str]]:
+    """`before` with the aten and prims operators registered since (listing the names takes milliseconds)."""
+    names = torch._C._dispatch_get_all_op_names()
+    added = [name for name in names if name.startswith(OPERATOR_NAMESPACES) and name not in before]
+    tables = {name: torch._C._dispatch_dump_table(name) for name in added}
+    return before | {name: (hash(table), deciding_digest(table)) for name, table in tables.items()}
+
+
 def overridden(before: dict[str, tuple[int, str]]) -> list[str]:
     """The operators whose CPU or CUDA kernels changed since dispatch_tables() gave `before`."""
     now = dispatch_dumps()
@@ -277,7 +285,7 @@ class Snapshot:
     operators: dict[str, tuple[int, str]]
     threads: set[int]
     os_threads: int
-    functions: list[Runs] = field(default_factory=list)  # what the watched Python functions run
+    functions: RunsRecord = field(default_factory=lambda: RunsRecord([]))  # what watched functions run
     task: Namespaces = field(default_factory=dict)
     keep_alive: list[Any] = field(default_factory=list)
     full_seconds: float = 0.0
@@ -292,7 +300,7 @@ class Snapshot:
             **call_state(),
             modules=record_modules(keep, runs),
             tasks=task_identities(task, keep),
-            functions=task_runs(task, runs),
+            functions=RunsRecord(task_runs(task, runs)),
             operators=dispatch_tables(),
             task=task,
             keep_alive=keep,
@@ -304,16 +312,22 @@ class Snapshot:
         """Made current where only the harness's code ran since it was taken (a snapshot taken as the kernel's
         process booted, before its turn): the modules loaded or changed since recorded again, what every
         function runs, the per-call state and the task's namespaces (the reference's classes, where it was
-        built since) taken now. The operator tables are kept: the device's set-up registers no kernel."""
+        built since) taken now, and the tables of operators registered since added. The other operators'
+        tables are kept: setting up the device registers no kernel for an existing operator."""
         started = time.perf_counter()
         keep: list[Any] = []
-        runs = {id(found.function): runs_of(found.name, found.function) for found in self.functions}
+        swapped = self.functions.swapped()  # by the harness's own code: recorded again (usually none)
+        runs = {
+            id(found.function): runs_of(found.name, found.function) if found.name in swapped else found
+            for found in self.functions.functions
+        }
         self.modules.update(record_modules(keep, runs, stale_modules(self.modules)))
         for key, value in call_state().items():
             setattr(self, key, value)
+        self.operators = operators_added(self.operators)
         self.task = task
         self.tasks = task_identities(task, keep)
-        self.functions = task_runs(task, runs)
+        self.functions = RunsRecord(task_runs(task, runs))
         self.keep_alive.extend(keep)
         self.full_seconds = time.perf_counter() - started
         return self
@@ -350,7 +364,7 @@ class Snapshot:
         report = self.quick()
         keep: list[Any] = []
         replaced = replaced_since(self.modules)
-        replaced |= {f"{name} (its code or defaults)" for name in swapped_runs(self.functions)}
+        replaced |= {f"{name} (its code or defaults)" for name in self.functions.swapped()}
         tasks = task_identities(self.task, keep)
         replaced |= {name for name, ident in self.tasks.items() if tasks.get(name) != ident}
         replaced |= set(tasks) - set(self.tasks)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import types
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from evaluator.child.code_swaps import Runs, note_runs
@@ -53,6 +54,15 @@ class Watched:
     names: frozenset[str] = frozenset()  # every global's name, where names added count (ADDED_NAMES_WATCHED)
     module_type: int = 0  # the module's class: attribute lookups on the module go through it
     bases: dict[str, int] = field(default_factory=dict)  # each watched class's __bases__ tuple
+    # Every global's name and identity, watched or not (kept alive): what a refresh looks at to find a module
+    # the harness's own code changed in any way since (a global added, or one that became callable).
+    every: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())
+
+    def __post_init__(self):
+        # The same ids as tuples, in the dicts' order: a check compares them at once, in C, and goes name by
+        # name only where something differs.
+        self.values = tuple(self.ids.values())
+        self.class_values = {name: tuple(members.values()) for name, members in self.classes.items()}
 
 
 def watched_global(module: str, name: str, value: Any) -> bool:
@@ -102,7 +112,9 @@ def record_modules(
         names = frozenset(namespace) if name in ADDED_NAMES_WATCHED else frozenset()
         ids = {key: id(value) for key, value in found.items()}
         keep.append(type(module))
-        record[name] = Watched(ids, classes, id(module), submodules, names, id(type(module)), bases)
+        keep.extend(namespace.values())
+        every = tuple(namespace), tuple(map(id, namespace.values()))
+        record[name] = Watched(ids, classes, id(module), submodules, names, id(type(module)), bases, every)
     return record
 
 
@@ -146,16 +158,29 @@ def replaced_since(record: dict[str, Watched]) -> set[str]:
         except TypeError:
             continue
         replaced |= module_changes(name, module, watched)
-        for attribute, ident in watched.ids.items():
-            value = namespace.get(attribute, MISSING)
-            if value is not MISSING and id(value) != ident and watched_global(name, attribute, value):
-                replaced.add(f"{name}.{attribute}")
+        if tuple(map(id, map(namespace.get, watched.ids, repeat(MISSING)))) != watched.values:
+            replaced |= globals_replaced(name, namespace, watched)
         for attribute, ids in watched.classes.items():
-            klass = namespace.get(attribute)
-            if watched_class(klass):
+            klass = namespace.get(attribute, MISSING)
+            if id(klass) != watched.ids[attribute]:  # rebound: a replaced global, found above
+                continue
+            members = vars(klass)  # the class recorded, whatever its __module__ says now
+            same = members.keys() == ids.keys()
+            if not same or tuple(map(id, members.values())) != watched.class_values[attribute]:
                 replaced |= {f"{name}.{attribute}.{key}" for key in class_changes(klass, ids)}
-                if id(klass.__bases__) != watched.bases.get(attribute, id(klass.__bases__)):
-                    replaced.add(f"{name}.{attribute}.__bases__")
+            if id(klass.__bases__) != watched.bases.get(attribute, id(klass.__bases__)):
+                replaced.add(f"{name}.{attribute}.__bases__")
+    return replaced
+
+
+def globals_replaced(name: str, namespace: dict[str, Any], watched: Watched) -> set[str]:
+    """A module's watched globals bound to another watched object since the record (one gone does not
+    count)."""
+    replaced = set()
+    for attribute, ident in watched.ids.items():
+        value = namespace.get(attribute, MISSING)
+        if value is not MISSING and id(value) != ident and watched_global(name, attribute, value):
+            replaced.add(f"{name}.{attribute}")
     return replaced
 
 
@@ -177,9 +202,16 @@ def class_changes(klass: type, ids: dict[str, int]) -> set[str]:
 
 
 def stale_modules(record: dict[str, Watched]) -> list[tuple[str, types.ModuleType]]:
-    """The watched modules loaded since the record, and those where something was replaced since."""
-    return [
-        (name, module)
-        for name, module in watched_modules()
-        if name not in record or replaced_since({name: record[name]})
-    ]
+    """The watched modules loaded since the record, those with any global added, removed or rebound since
+    (watched or not: one may have become watched), and those where a class changed."""
+    stale = []
+    for name, module in watched_modules():
+        watched = record.get(name)
+        if (
+            watched is None
+            or id(module) != watched.module_id
+            or (tuple(vars(module)), tuple(map(id, vars(module).values()))) != watched.every
+            or replaced_since({name: watched})
+        ):
+            stale.append((name, module))
+    return stale

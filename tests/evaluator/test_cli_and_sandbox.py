@@ -134,7 +134,7 @@ class Launch:
     def __init__(self, kernel_path, task_path, source, settings):
         self.kernel_path, self.task_path, self.started = kernel_path, task_path, False
 
-    def start(self):
+    def start(self, ahead=False):
         return self
 
     def close(self):
@@ -181,8 +181,8 @@ def test_the_first_kernels_child_starts_while_its_task_is_sized(tmp_path, monkey
             return super().open()
 
     class Started(Launch):
-        def start(self):
-            events.append(f"{self.kernel_path.stem} started")
+        def start(self, ahead=False):
+            events.append(f"{self.kernel_path.stem} started{' ahead' if ahead else ''}")
             return self
 
     def evaluate_kernel(session, launch, settings, ahead=None):
@@ -200,8 +200,8 @@ def test_the_first_kernels_child_starts_while_its_task_is_sized(tmp_path, monkey
         {"id": name, "task_path": str(RELU), "kernel_path": str(KERNELS / f"{name}.py")} for name in names
     ]
     assert batch.run_batch(write_manifest(tmp_path, kernels), tmp_path / "out", 1, tmp_path / "cache") == 0
-    assert events.index("honest_torch_matmul started") < events.index("task sized")
-    assert events.index("adv_return_input started") < events.index("honest_torch_matmul evaluated")
+    assert events.index("honest_torch_matmul started ahead") < events.index("task sized")
+    assert events.index("adv_return_input started ahead") < events.index("honest_torch_matmul evaluated")
 
 
 def test_precompile_builds_each_source_once_and_fails_every_kernel_of_a_failed_build(tmp_path, monkeypatch):
@@ -267,11 +267,13 @@ class FakeLaunch:
     made: list = []
 
     def __init__(self, kernel_path, task_path, source, settings):
-        self.kernel_path, self.started, self.closed = kernel_path, False, False
+        self.kernel_path, self.started, self.closed, self.ahead = kernel_path, False, False, False
         self.child = f"{kernel_path.stem}'s child"
         FakeLaunch.made.append(self)
 
-    def start(self):
+    def start(self, ahead=False):
+        if not self.started:
+            self.ahead = ahead  # started ahead of its turn: it takes its snapshot as it boots
         self.started = True
         return self
 
@@ -337,6 +339,7 @@ def test_the_first_kernel_s_child_boots_once_its_build_is_done_while_the_others_
         assert [launch.kernel_path.name for launch in FakeLaunch.made].count("honest_cuda_relu.py") == 1
         assert waited_for == [["honest_torch_matmul's child"], []]  # the next kernel's, started ahead
     assert all(launch.closed for launch in FakeLaunch.made)
+    assert all(launch.ahead for launch in FakeLaunch.made)  # each booted before its turn
 
 
 @pytest.mark.parametrize(

@@ -145,19 +145,24 @@ def test_a_submodule_imported_after_the_record_is_not_a_change(monkeypatch):
 def test_a_snapshot_taken_at_boot_takes_in_the_harness_s_changes_and_still_catches_the_kernel_s(monkeypatch):
     """Taken as the process boots, brought up to date at the import: what the harness's own code loaded or
     replaced in between is the baseline; a module loaded then is watched, and what changes after is found."""
+    monkeypatch.setattr(json, "none_at_boot", None, raising=False)  # not callable: not watched at boot
     snapshot = integrity.Snapshot.take()
     name = "torch.evaluator_test_loaded_at_setup"
     loaded = types.ModuleType(name)
     loaded.helper = lambda x: x
     monkeypatch.setitem(sys.modules, name, loaded)
     monkeypatch.setattr(torch.nn.functional, "silu", lambda x, inplace=False: x)  # the set-up's own
+    monkeypatch.setattr(json, "added_at_setup", lambda x: x, raising=False)  # a name json did not have
+    json.none_at_boot = print  # now callable
     assert "torch.nn.functional.silu" in snapshot.full(operators=False)["functions_replaced"]
     snapshot.refresh({})
     assert snapshot.full(operators=True)["functions_replaced"] == []
     monkeypatch.setattr(loaded, "helper", lambda x: x + 1)  # the kernel's, after the import
+    monkeypatch.setattr(json, "added_at_setup", lambda x: x + 1)
+    monkeypatch.setattr(json, "none_at_boot", repr)
     monkeypatch.setattr(torch.nn.functional.normalize, "__code__", (lambda input, *a, **k: input).__code__)
     replaced = snapshot.full(operators=False)["functions_replaced"]
-    assert f"{name}.helper" in replaced
+    assert {f"{name}.helper", "json.added_at_setup", "json.none_at_boot"} <= set(replaced)
     assert "torch.nn.functional.normalize (its code or defaults)" in replaced
 
 

@@ -239,6 +239,14 @@ def test_a_base_class_put_under_a_torch_class_is_seen(task):
     assert snapshot.full(operators=False)["functions_replaced"] == []
 
 
+def test_a_torch_class_said_to_be_from_elsewhere_is_still_watched(task, monkeypatch):
+    """A class is watched as the snapshot found it: renaming its module does not take its members out."""
+    snapshot, _ = watched(task)
+    monkeypatch.setattr(torch.nn.Linear, "__module__", "elsewhere")
+    monkeypatch.setattr(torch.nn.Linear, "forward", lambda self, x: x)
+    assert "torch.nn.Linear.forward" in snapshot.full(operators=False)["functions_replaced"]
+
+
 def test_what_changes_without_a_callable_taking_a_watched_place_is_not_a_replacement(task, monkeypatch):
     snapshot, _ = watched(task)
     monkeypatch.setattr(torch.nn.Module, "dump_patches", True)  # a plain attribute, another plain value
@@ -322,3 +330,22 @@ def test_a_new_operator_in_its_own_namespace_is_not_an_override(task):
         assert snapshot.full()["operators_overridden"] == []
     finally:
         library._destroy()
+
+
+def test_an_aten_operator_registered_before_a_refresh_is_watched_after_it():
+    """A snapshot brought up to date (taken at boot) adds the tables of operators registered since."""
+    snapshot = integrity.Snapshot.take()
+    defined = torch.library.Library("aten", "FRAGMENT")
+    defined.define("kb_refresh_probe(Tensor x) -> Tensor")
+    defined.impl("kb_refresh_probe", lambda x: x, "CPU")
+    override = torch.library.Library("aten", "IMPL")
+    try:
+        snapshot.refresh({})
+        assert snapshot.full()["operators_overridden"] == []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            override.impl("kb_refresh_probe", lambda x: x * 0, "CPU")
+        assert "aten::kb_refresh_probe" in snapshot.full()["operators_overridden"]
+    finally:
+        override._destroy()
+        defined._destroy()
