@@ -12,15 +12,15 @@ BOUND = (staticmethod, classmethod, types.MethodType)  # wrappers whose __func__
 
 class Runs(NamedTuple):
     """What a watched Python function runs, as the snapshot found it: its code, its defaults and its keyword
-    defaults (the dict and its values), each of which can be swapped while the function stays the same
-    object."""
+    defaults (the dict, and its keys and values in order), each of which can be swapped while the function
+    stays the same object."""
 
     name: str
     function: types.FunctionType
     code: types.CodeType
     defaults: tuple | None
     keywords: dict | None
-    keyword_values: tuple
+    keyword_items: tuple  # ((key, value), ...) as recorded
 
 
 def runs_of(name: str, value: Any) -> Runs | None:
@@ -28,32 +28,36 @@ def runs_of(name: str, value: Any) -> Runs | None:
     if type(function) is not types.FunctionType:
         return None
     keywords = function.__kwdefaults__
-    values = tuple(keywords.values()) if keywords else ()
-    return Runs(name, function, function.__code__, function.__defaults__, keywords, values)
+    items = tuple(keywords.items()) if keywords else ()
+    return Runs(name, function, function.__code__, function.__defaults__, keywords, items)
 
 
 # What a function runs, read now (its attribute) and as recorded (the field of Runs).
 FIELDS = ((attrgetter("__code__"), 2), (attrgetter("__defaults__"), 3), (attrgetter("__kwdefaults__"), 4))
 
 
-def keywords_changed(keywords: dict | None, values: tuple) -> bool:
-    """A keyword-defaults dict changed in place since its values were recorded."""
+def keywords_changed(keywords: dict | None, items: tuple) -> bool:
+    """A keyword-defaults dict changed in place since its items were recorded (a value replaced, or the
+    same values moved to other keys)."""
     if keywords is None:
         return False
-    if len(keywords) != len(values):
+    if len(keywords) != len(items):
         return True
-    return any(now is not then for now, then in zip(keywords.values(), values, strict=True))
+    return any(
+        key is not was_key or value is not was_value
+        for (key, value), (was_key, was_value) in zip(keywords.items(), items, strict=True)
+    )
 
 
 def swapped_runs(functions: list[Runs]) -> set[str]:
     """The functions whose code, defaults or keyword defaults are no longer what the snapshot found."""
     return {
         name
-        for name, function, code, defaults, keywords, values in functions
+        for name, function, code, defaults, keywords, items in functions
         if function.__code__ is not code
         or function.__defaults__ is not defaults
         or function.__kwdefaults__ is not keywords
-        or keywords_changed(keywords, values)
+        or keywords_changed(keywords, items)
     }
 
 
@@ -70,7 +74,7 @@ class RunsRecord:
     def swapped(self) -> set[str]:
         now = [tuple(map(id, map(read, self.objects))) for read, _ in FIELDS]
         if now == self.recorded and not any(
-            keywords_changed(found.keywords, found.keyword_values) for found in self.with_keywords
+            keywords_changed(found.keywords, found.keyword_items) for found in self.with_keywords
         ):
             return set()
         return swapped_runs(self.functions)

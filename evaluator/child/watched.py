@@ -57,6 +57,9 @@ class Watched:
     # Every global's name and identity, watched or not (kept alive): what a refresh looks at to find a module
     # the harness's own code changed in any way since (a global added, or one that became callable).
     every: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())
+    # Each watched class itself, checked as recorded even where no global binds it any more, and whatever its
+    # __module__ says later.
+    class_objects: dict[str, type] = field(default_factory=dict)
 
     def __post_init__(self):
         # The same ids as tuples, in the dicts' order: a check compares them at once, in C, and goes name by
@@ -98,7 +101,7 @@ def record_modules(
             continue
         found = {key: value for key, value in namespace.items() if watched_global(name, key, value)}
         keep.extend(found.values())
-        classes, bases = {}, {}
+        classes, bases, class_objects = {}, {}, {}
         for attribute, value in found.items():
             if watched_class(value):
                 members = dict(vars(value))
@@ -106,6 +109,7 @@ def record_modules(
                 keep.append(value.__bases__)
                 classes[attribute] = {key: id(member) for key, member in members.items()}
                 bases[attribute] = id(value.__bases__)
+                class_objects[attribute] = value
                 note_runs(runs, f"{name}.{attribute}", members)
         note_runs(runs, name, found)
         submodules = {key: id(value) for key, value in namespace.items() if own_submodule(name, key, value)}
@@ -114,7 +118,9 @@ def record_modules(
         keep.append(type(module))
         keep.extend(namespace.values())
         every = tuple(namespace), tuple(map(id, namespace.values()))
-        record[name] = Watched(ids, classes, id(module), submodules, names, id(type(module)), bases, every)
+        record[name] = Watched(
+            ids, classes, id(module), submodules, names, id(type(module)), bases, every, class_objects
+        )
     return record
 
 
@@ -151,6 +157,7 @@ def replaced_since(record: dict[str, Watched]) -> set[str]:
     """Names whose object changed since the record (a name gone, or no longer watched, does not count);
     for the classes, also members added since (they shadow a base's), but those torch.compile sets."""
     replaced = set()
+    judged: dict[tuple, set[str]] = {}  # a class bound in many modules is judged once per record of it
     for name, watched in record.items():
         module = sys.modules.get(name)
         try:
@@ -160,17 +167,24 @@ def replaced_since(record: dict[str, Watched]) -> set[str]:
         replaced |= module_changes(name, module, watched)
         if tuple(map(id, map(namespace.get, watched.ids, repeat(MISSING)))) != watched.values:
             replaced |= globals_replaced(name, namespace, watched)
-        for attribute, ids in watched.classes.items():
-            klass = namespace.get(attribute, MISSING)
-            if id(klass) != watched.ids[attribute]:  # rebound: a replaced global, found above
-                continue
-            members = vars(klass)  # the class recorded, whatever its __module__ says now
-            same = members.keys() == ids.keys()
-            if not same or tuple(map(id, members.values())) != watched.class_values[attribute]:
-                replaced |= {f"{name}.{attribute}.{key}" for key in class_changes(klass, ids)}
-            if id(klass.__bases__) != watched.bases.get(attribute, id(klass.__bases__)):
-                replaced.add(f"{name}.{attribute}.__bases__")
+        for attribute, klass in watched.class_objects.items():
+            key = (id(klass), watched.class_values[attribute], watched.bases[attribute])
+            if key not in judged:
+                judged[key] = class_verdict(klass, watched.classes[attribute], *key[1:])
+            replaced |= {f"{name}.{attribute}.{member}" for member in judged[key]}
     return replaced
+
+
+def class_verdict(klass: type, ids: dict[str, int], values: tuple[int, ...], bases: int) -> set[str]:
+    """A recorded class's members replaced or added since, and its bases if they changed: its members'
+    ids looked up by name and compared at once, one by one only where something differs."""
+    members = vars(klass)
+    changed = set()
+    if members.keys() != ids.keys() or tuple(map(id, map(members.get, ids, repeat(MISSING)))) != values:
+        changed = class_changes(klass, ids)
+    if id(klass.__bases__) != bases:
+        changed.add("__bases__")
+    return changed
 
 
 def globals_replaced(name: str, namespace: dict[str, Any], watched: Watched) -> set[str]:

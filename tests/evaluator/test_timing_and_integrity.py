@@ -227,6 +227,47 @@ def test_a_keyword_default_changed_in_place_is_seen(task):
     assert "kb_task.scaled (its code or defaults)" in replaced, replaced
 
 
+def test_keyword_defaults_moved_between_keys_in_place_are_seen(task):
+    def check(x, *, strict=True, lenient=False):
+        return x if strict else None
+
+    task.check = check
+    snapshot, _ = watched(task)
+    keywords = check.__kwdefaults__
+    strict, lenient = keywords.pop("strict"), keywords.pop("lenient")
+    keywords["lenient"], keywords["strict"] = strict, lenient  # the values in their order, the keys swapped
+    replaced = snapshot.full(operators=False)["functions_replaced"]
+    assert "kb_task.check (its code or defaults)" in replaced, replaced
+
+
+def test_members_of_a_torch_class_swapped_between_names_are_seen(task, monkeypatch):
+    """The same member objects in the same order, their names exchanged (the class's keys and ids unchanged
+    as sets and as a sequence): a method then runs under another's name."""
+    snapshot, _ = watched(task)
+    bilinear = torch.nn.Bilinear  # not in the task's model: only the modules' record watches it
+    names = list(vars(bilinear))
+    tail = names[names.index("reset_parameters") :]
+    values = [vars(bilinear)[name] for name in tail]
+    for name in tail:
+        monkeypatch.delattr(bilinear, name)
+    swap = {"reset_parameters": "forward", "forward": "reset_parameters"}
+    for name, value in zip(tail, values, strict=True):
+        monkeypatch.setattr(bilinear, swap.get(name, name), value, raising=False)
+    replaced = snapshot.full(operators=False)["functions_replaced"]
+    assert {"torch.nn.Bilinear.forward", "torch.nn.Bilinear.reset_parameters"} <= set(replaced), replaced
+
+
+def test_a_torch_class_no_global_binds_any_more_is_still_watched(task, monkeypatch):
+    snapshot, _ = watched(task)
+    bilinear = torch.nn.Bilinear
+    for module in list(sys.modules.values()):
+        if isinstance(module, types.ModuleType) and vars(module).get("Bilinear") is bilinear:
+            monkeypatch.setattr(module, "Bilinear", None)
+    monkeypatch.setattr(bilinear, "forward", lambda self, x, y: x)
+    replaced = snapshot.full(operators=False)["functions_replaced"]
+    assert any(entry.endswith("Bilinear.forward") for entry in replaced), replaced
+
+
 def test_a_base_class_put_under_a_torch_class_is_seen(task):
     snapshot, _ = watched(task)
     bases = torch.nn.Tanh.__bases__
