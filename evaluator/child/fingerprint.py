@@ -99,12 +99,15 @@ def widened(values: torch.Tensor) -> torch.Tensor:
     return values if wide is None else values.to(wide)
 
 
+def real_view(values: torch.Tensor) -> torch.Tensor:
+    """A complex tensor as its real view (real and imaginary parts side by side: a view, unless its
+    conjugate bit needs a copy); any other as it is."""
+    return torch.view_as_real(values.resolve_conj()) if values.is_complex() else values
+
+
 def real_values(values: torch.Tensor) -> torch.Tensor:
-    """What a fingerprint reads of a tensor, flat: a complex one as its real view (real and imaginary parts
-    interleaved, twice as many values; a view, unless its conjugate bit or its layout needs a copy)."""
-    if values.is_complex():
-        values = torch.view_as_real(values.resolve_conj())
-    return values.reshape(-1)
+    """What a fingerprint reads of a chunk, flat: a complex one as its real view (twice as many values)."""
+    return real_view(values).reshape(-1)
 
 
 def real_numel(values: torch.Tensor) -> int:
@@ -238,9 +241,7 @@ def fingerprint(tensor: object, seed: int, block_chunks: int = TORCH_PATH_BLOCKS
     exact dense tensor."""
     if type(tensor) is not torch.Tensor or tensor.layout != torch.strided:
         return [math.nan]
-    values = tensor.detach()
-    if values.is_complex():
-        values = torch.view_as_real(values.resolve_conj())
+    values = real_view(tensor.detach())
     accumulator = Accumulator(values.numel(), seed, values.device)
     # The torch path's float64 copy is bounded by its chunk; the one-pass kernel needs no copy at all of a
     # contiguous tensor, and of any other a chunk's at a time (evaluator.child.flat).
