@@ -94,6 +94,7 @@ def record_modules(
     once per function."""
     record = {}
     runs = {} if runs is None else runs
+    shared: dict[int, dict[str, int]] = {}  # one record of a class, however many modules bind it
     for name, module in watched_modules() if modules is None else modules:
         try:
             namespace = dict(vars(module))
@@ -104,13 +105,15 @@ def record_modules(
         classes, bases, class_objects = {}, {}, {}
         for attribute, value in found.items():
             if watched_class(value):
-                members = dict(vars(value))
-                keep.extend(members.values())
-                keep.append(value.__bases__)
-                classes[attribute] = {key: id(member) for key, member in members.items()}
+                if id(value) not in shared:
+                    members = dict(vars(value))
+                    keep.extend(members.values())
+                    keep.append(value.__bases__)
+                    shared[id(value)] = {key: id(member) for key, member in members.items()}
+                    note_runs(runs, f"{name}.{attribute}", members)
+                classes[attribute] = shared[id(value)]
                 bases[attribute] = id(value.__bases__)
                 class_objects[attribute] = value
-                note_runs(runs, f"{name}.{attribute}", members)
         note_runs(runs, name, found)
         submodules = {key: id(value) for key, value in namespace.items() if own_submodule(name, key, value)}
         names = frozenset(namespace) if name in ADDED_NAMES_WATCHED else frozenset()
@@ -157,7 +160,7 @@ def replaced_since(record: dict[str, Watched]) -> set[str]:
     """Names whose object changed since the record (a name gone, or no longer watched, does not count);
     for the classes, also members added since (they shadow a base's), but those torch.compile sets."""
     replaced = set()
-    judged: dict[tuple, set[str]] = {}  # a class bound in many modules is judged once per record of it
+    judged: dict[int, set[str]] = {}  # by the class's record, which every module binding it shares
     for name, watched in record.items():
         module = sys.modules.get(name)
         try:
@@ -168,10 +171,11 @@ def replaced_since(record: dict[str, Watched]) -> set[str]:
         if tuple(map(id, map(namespace.get, watched.ids, repeat(MISSING)))) != watched.values:
             replaced |= globals_replaced(name, namespace, watched)
         for attribute, klass in watched.class_objects.items():
-            key = (id(klass), watched.class_values[attribute], watched.bases[attribute])
-            if key not in judged:
-                judged[key] = class_verdict(klass, watched.classes[attribute], *key[1:])
-            replaced |= {f"{name}.{attribute}.{member}" for member in judged[key]}
+            ids = watched.classes[attribute]
+            if id(ids) not in judged:
+                values, bases = watched.class_values[attribute], watched.bases[attribute]
+                judged[id(ids)] = class_verdict(klass, ids, values, bases)
+            replaced |= {f"{name}.{attribute}.{member}" for member in judged[id(ids)]}
     return replaced
 
 
