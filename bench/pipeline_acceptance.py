@@ -75,10 +75,26 @@ def where_time_goes(results: list[dict]) -> dict:
     ]
     return {
         "durations_median_s": medians,
+        "rounds_median_ms": rounds_medians(correct),
         "beyond_timed_median_s": round(statistics.median(beyond), 3) if beyond else None,
         "beyond_timed_within_5s": sum(b <= 5 for b in beyond),
         "beyond_timed_of": len(beyond),
     }
+
+
+def rounds_medians(results: list[dict]) -> dict:
+    """Per side, the median over the results of each entry of timing.rounds_ms (harness 2.14.0 on): the
+    turns and loops on the harness's clock, the claimed calls and each phase the side's process reported."""
+    went = [(r.get("timing") or {}).get("rounds_ms") or {} for r in results]
+    medians: dict = {}
+    for side in ("candidate", "reference"):
+        names = sorted({name for sides in went for name in sides.get(side, {})})
+        medians[side] = {
+            name: round(statistics.median(values), 1)
+            for name in names
+            if (values := [sides[side][name] for sides in went if name in sides.get(side, {})])
+        }
+    return medians
 
 
 def summary(rows: list[dict]) -> dict:

@@ -104,6 +104,9 @@ class TimingInfo:
     round_calls: int | None = None  # hardened timing: the most calls per side before the sides alternate
     round_sizes: list[int] | None = None  # hardened timing: each round's calls per side, in order
     cpu: int | None = None  # the core both sides' calls ran on (evaluator.trusted.cores); None: anywhere
+    # Per side ("candidate", "reference"): its turns and loops on the harness's clock, its calls' claimed
+    # time, and each phase its process reported (reported_*: a record of where time goes, judged on nothing)
+    rounds_ms: dict[str, dict[str, float]] | None = None
 
 
 @dataclass

@@ -78,3 +78,18 @@ def test_where_the_time_goes_sets_each_kernel_total_against_its_timed_calls():
     assert facts["beyond_timed_within_5s"] == 1
     assert facts["beyond_timed_of"] == 2
     assert facts["durations_median_s"] == {"import_model": 1.0, "total": 6.0}
+
+
+def test_where_the_time_goes_takes_each_side_s_round_figures_median_over_the_kernels():
+    def went(candidate_call: float, reference_call: float) -> dict:
+        sides = {
+            "candidate": {"reported_call": candidate_call},
+            "reference": {"reported_call": reference_call},
+        }
+        return {**result("1_A"), "timing": {"rounds_ms": sides}}
+
+    results = [went(10.0, 4.0), went(30.0, 8.0), {**result("3_C"), "timing": {}}]
+    results[1]["timing"]["rounds_ms"]["candidate"]["reported_check"] = 5.0
+    facts = pipeline_acceptance.where_time_goes(results)
+    assert facts["rounds_median_ms"]["candidate"] == {"reported_call": 20.0, "reported_check": 5.0}
+    assert facts["rounds_median_ms"]["reference"] == {"reported_call": 6.0}

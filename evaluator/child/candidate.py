@@ -369,10 +369,14 @@ class Candidate(Child):
             raise
         except BaseException as error:  # noqa: BLE001
             raise classify_exception(error, self.device, "runtime_error") from None
+        checked = timing.now_ns()
+        integrity_report = self.snapshot.full(operators=bool(message.get("operators")))
+        loop.lap("check", checked)
         return {
             "event": "round",
             "records": [record.to_json() for record in records],
-            "integrity": self.snapshot.full(operators=bool(message.get("operators"))),
+            "integrity": integrity_report,
+            "phases_ms": loop.phases_ms(),
         }
 
     def make(self, seed: int) -> list[Any]:

@@ -266,7 +266,7 @@ class Reference(Child):
         # The allocator's blocks stay cached to the next round, as the candidate's do: emptied here, every
         # round's first call paid for new device memory (on the baseline's side alone: up to 5x a call).
         # The task was admitted with both processes at their peak at once, so holding them fits.
-        return {"event": "round", "records": records}
+        return {"event": "round", "records": records, "phases_ms": loop.phases_ms()}
 
     def feed(self, message: dict[str, Any]):
         """(seed, inputs) per call: a new set per seed, or the fixed seed's set every call."""

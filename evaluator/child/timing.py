@@ -145,6 +145,11 @@ class Loop:
     observe: Callable[[Any, list[Any], Any], dict[str, Any]] | None = None  # candidate: facts per call
     before: Callable[[list[Any]], Any] | None = None  # candidate: what observe compares after the call
     ready: Callable[[], Any] | None = None  # hardened: the harness told, its clock started, before a call
+    # Where this process's loops spent their time, summed per phase in ms: drawing a call's inputs (its seed
+    # asked for included), `before`, the `go` handshake, the call (flush and syncs included), the
+    # fingerprint (its seed asked for included), `observe`, the collection; warm-up calls as one phase.
+    # Each side reports its own, for the record only: nothing is judged on them (the harness's clock is).
+    phases: dict[str, float] = field(default_factory=dict)
 
     def run(self, fn: Variant, feeds: Iterable[tuple[int, list[Any]]], keep: bool = True) -> list[CallRecord]:
         """Time fn on each (seed, inputs); fingerprint (and observe) each output outside the timed region.
@@ -158,21 +163,46 @@ class Loop:
 
     def calls(self, fn: Variant, feeds: Iterable[tuple[int, list[Any]]], keep: bool) -> list[CallRecord]:
         records = []
+        lap = self.lap if keep else lambda phase, since: self.lap("warmup", since)
+        mark = _perf_counter_ns()
         for seed, inputs in feeds:
+            mark = lap("inputs", mark)
             state = self.before(inputs) if self.before else None
+            mark = lap("before", mark)
             if keep and self.ready is not None:
                 synchronize(self.device)  # the inputs drawn before the harness's clock starts on the call
                 self.ready()
+                mark = lap("go", mark)
             milliseconds, output = timed_call(fn, inputs, self.device, self.sync_before_end, self.flusher)
+            mark = lap("call", mark)
             with harness_reads():  # the output first: work deferred past the call has no time to land
                 printed = fingerprint(output, self.print_seed(len(records))) if keep else None
+                mark = lap("fingerprint", mark)
                 facts = self.observe(output, inputs, state) if self.observe else {}
                 if keep:
                     records.append(CallRecord(seed, milliseconds, printed, facts))
+            mark = lap("observe", mark)
             del output, inputs, state  # before the next inputs are made: one input set alive at a time
             gc.collect()
+            mark = lap("collect", mark)
         synchronize(self.device)
+        lap("collect", mark)
         return records
+
+    def lap(self, phase: str, since_ns: int) -> int:
+        """Add the time since since_ns to phase; the clock's reading now, where the next phase starts."""
+        now = _perf_counter_ns()
+        self.phases[phase] = self.phases.get(phase, 0.0) + (now - since_ns) / 1e6
+        return now
+
+    def phases_ms(self) -> dict[str, float]:
+        """The phases so far, rounded for a report."""
+        return {phase: round(ms, 3) for phase, ms in self.phases.items()}
+
+
+def now_ns() -> int:
+    """The clock the loops' phases are read on (bound before candidate code ran)."""
+    return _perf_counter_ns()
 
 
 @contextlib.contextmanager

@@ -43,6 +43,10 @@ class SideRound:
     # On a timing core: how often the kernel's launching thread changed CPUs from the timed loop's start to
     # its last call (read from /proc by the harness; pinned, it moves only if the kernel moved it).
     migrations: int | None = None
+    # The whole turn on our clock (its message sent to its reply read), and where its process says its
+    # loops and checks spent their time (timing.Loop's phases, ms): a record only, judged on nothing.
+    turn_ms: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -157,6 +161,7 @@ class Rounds:
             moves["last"] = self.thread_migrations()
 
         sent, served = served_one_by_one(message, 1)
+        sent_at = time.perf_counter()
         self.kernel.child.send({"cmd": "round", **sent})
         times = host_timed_loop(self.kernel, limit, "timing", read_cpu, served, read_moves)
         loop_ms = times.loop_ms
@@ -169,6 +174,7 @@ class Rounds:
         used = spent(cpu.get("start"), cpu.get("end"))
         turn = SideRound("candidate", {"candidate": records}, loop_ms, seeds, integrity, used, loop_ms)
         turn.call_ms, turn.asked_ms = times.call_ms, times.asked_ms
+        turn.turn_ms, turn.phases = (time.perf_counter() - sent_at) * 1e3, reported_phases(reply)
         moved = spent(moves.get("start"), moves.get("last"))
         turn.migrations = None if moved is None else int(moved)
         self.timing.rounds.append(turn)
@@ -189,6 +195,7 @@ class Rounds:
         seeds = requested_seeds(message)
         turn = SideRound("reference", reply["records"], times.loop_ms, seeds, {}, used, span_ms)
         turn.call_ms, turn.asked_ms = times.call_ms, times.asked_ms
+        turn.turn_ms, turn.phases = span_ms, reported_phases(reply)
         self.timing.rounds.append(turn)
 
 
@@ -207,6 +214,21 @@ def served_one_by_one(message: dict[str, Any], variants: int) -> tuple[dict[str,
         list(message["print_seeds"]) * variants,
     )
     return sent, served
+
+
+PHASES = frozenset({"inputs", "before", "go", "call", "fingerprint", "observe", "collect", "warmup", "check"})
+
+
+def reported_phases(reply: dict[str, Any]) -> dict[str, float]:
+    """A round's phases as its process reported them: known names, finite non-negative milliseconds."""
+    phases = reply.get("phases_ms")
+    if not isinstance(phases, dict):
+        return {}
+    return {
+        name: float(ms)
+        for name, ms in phases.items()
+        if name in PHASES and isinstance(ms, int | float) and math.isfinite(ms) and ms >= 0
+    }
 
 
 def fresh_seeds(count: int) -> list[int]:

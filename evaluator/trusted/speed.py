@@ -104,6 +104,7 @@ def judge_timing(
             result.baseline_ms[baseline] = summarize(values)
             result.speedup[baseline] = speedup_over(result, timing, baseline, policy)
     result.timing = timing_info(policy, len(candidate), [len(turn.seeds) for turn in timing.of("candidate")])
+    result.timing.rounds_ms = where_rounds_went(timing)
     if stochastic:
         result.add_flag(
             "stochastic_reference", "info", "the reference uses the RNG; timed outputs not checked"
@@ -142,6 +143,27 @@ def speedup_over(result: Result, timing: Timing, baseline: str, policy: Policy) 
 
 def times(records: list[list[Any]]) -> list[float]:
     return [record[1] for record in records]
+
+
+def where_rounds_went(timing: Timing) -> dict[str, dict[str, float]]:
+    """Per side, summed over its turns: the turns and the timed loops on our clock, the well-formed calls'
+    claimed time, and each phase its process reported (`reported_<phase>`)."""
+    went = {}
+    for side in ("candidate", "reference"):
+        turns = timing.of(side)
+        if not turns:
+            continue
+        records = [record for turn in turns for calls in turn.records.values() for record in calls]
+        sums = {
+            "turns": sum(turn.turn_ms for turn in turns),
+            "loops": sum(turn.loop_ms for turn in turns),
+            "claimed": sum(record[1] for record in records if well_formed(record)),
+        }
+        for turn in turns:
+            for phase, ms in turn.phases.items():
+                sums[f"reported_{phase}"] = sums.get(f"reported_{phase}", 0.0) + ms
+        went[side] = {name: round(ms, 3) for name, ms in sums.items()}
+    return went
 
 
 def timing_info(policy: Policy, trials: int, round_sizes: list[int] | None = None) -> TimingInfo:

@@ -1,11 +1,13 @@
 """Every timed call checked by what the kernel cannot know or reach: its fingerprint seed told after it
 returned, sampled values held to the trials' rule, the harness's clock on each call, every page of a CPU
-output read inside the call, native fault handlers watched, inputs that share memory kept apart."""
+output read inside the call, native fault handlers watched, inputs that share memory kept apart; and each
+loop's record of where its time went."""
 
 import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 import torch
@@ -15,8 +17,8 @@ from evaluator.child import fingerprint, integrity, timing
 from evaluator.child.candidate import into_storage
 from evaluator.policy import make_policy
 from evaluator.result import Result, TimingInfo
-from evaluator.trusted.rounds import SideRound, Timing
-from evaluator.trusted.speed import flag_unclaimed_call_time, samples
+from evaluator.trusted.rounds import SideRound, Timing, reported_phases
+from evaluator.trusted.speed import flag_unclaimed_call_time, samples, where_rounds_went
 from tests.evaluator.conftest import run_cli
 
 TOLERANCE = 1e-4
@@ -213,3 +215,32 @@ def test_a_task_whose_inputs_a_torch_seed_does_not_fix_is_refused_as_broken(tmp_
     assert completed.returncode == 2, completed.stderr[-2000:]
     assert "draws different inputs under the same torch seed" in completed.stderr
     assert not (tmp_path / "out.json").exists() or json.loads((tmp_path / "out.json").read_text())
+
+
+def test_a_loop_says_where_its_time_went_phase_by_phase_and_the_harness_keeps_known_phases_only():
+    def kernel(x):
+        time.sleep(0.03)
+        return x + 1
+
+    def print_seed(index):
+        time.sleep(0.02)
+        return index
+
+    loop = timing.Loop("cpu", True, timing.L2Flusher("cpu", False), print_seed, ready=lambda: None)
+    loop.run(kernel, ((seed, [torch.ones(4)]) for seed in (1,)), keep=False)
+    loop.run(kernel, ((seed, [torch.ones(4)]) for seed in (1, 2)))
+    phases = loop.phases_ms()
+    assert phases["warmup"] >= 30
+    assert phases["call"] >= 60
+    assert phases["fingerprint"] >= 40
+    assert {"inputs", "before", "go", "observe", "collect"} <= set(phases)
+    reply = {"phases_ms": {**phases, "made_up": 1.0, "observe": float("nan"), "collect": -1}}
+    kept = reported_phases(reply)
+    assert set(kept) == set(phases) - {"observe", "collect"}
+    records = [[seed, 30.0, [0.0], {}] for seed in (1, 2)]
+    turn = SideRound("candidate", {"candidate": records}, 120.0, [1, 2], turn_ms=150.0, phases=kept)
+    went = where_rounds_went(Timing([turn]))
+    assert went == {
+        "candidate": {"turns": 150.0, "loops": 120.0, "claimed": 60.0}
+        | {f"reported_{name}": round(ms, 3) for name, ms in kept.items()}
+    }
