@@ -169,6 +169,7 @@ class Candidate(Child):
             self.load_candidate()
             return {"event": "imported", "seconds": time.monotonic() - started}
         clock = StageClock()
+        opened = clock.mark
         if self.device == "cuda":
             torch.ones(1, device="cuda").add_(1)
             if message.get("one_pass"):  # Triton loaded and the kernel compiled before the snapshot
@@ -208,6 +209,10 @@ class Candidate(Child):
             "pinned": bool(self.slots and self.slots.pinned),
             "integrity": integrity_report,
             "stages": clock.laps,  # seconds
+            "span": [
+                opened,
+                clock.mark,
+            ],  # this command on the host's monotonic clock, which the harness reads
         }
 
     def load_candidate(self) -> type:

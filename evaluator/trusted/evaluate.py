@@ -168,6 +168,19 @@ def import_stages(imported: dict[str, Any]) -> dict[str, float]:
     return reported
 
 
+def import_around(imported: dict[str, Any], sent: float, received: float) -> dict[str, float]:
+    """durations_s.import_wait (the request sent to the kernel's process starting on it) and import_reply
+    (its last stage to the reply read here), from the span the process reports on the host's monotonic
+    clock; dropped unless it lies inside the harness's own span (informative only, as import_stages)."""
+    span = imported.get("span")
+    if not (isinstance(span, list) and len(span) == 2 and all(isinstance(t, int | float) for t in span)):
+        return {}
+    opened, closed = span
+    if not sent <= opened <= closed <= received:
+        return {}
+    return {"import_wait": round(opened - sent, 4), "import_reply": round(received - closed, 4)}
+
+
 def without_event(message: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "event"}
 
@@ -203,8 +216,10 @@ class Evaluation:
             "import and compile",
         )
         self.result.compiled = True
-        self.result.durations_s["compile"] = time.monotonic() - stage
+        received = time.monotonic()
+        self.result.durations_s["compile"] = received - stage
         self.result.durations_s.update(import_stages(imported))
+        self.result.durations_s.update(import_around(imported, stage, received))
         flags.apply_integrity_flags(self.result, imported.get("integrity", {}))
         self.session.attach(self.launch.slots)
         trials = self.correctness(kernel)

@@ -15,7 +15,7 @@ from evaluator.sources import kernel_backend, kernelbench_hash, task_identity
 from evaluator.stats import speedup, summarize
 from evaluator.trusted.compile_cache import CompileCache
 from evaluator.trusted.conversation import Stop
-from evaluator.trusted.evaluate import import_stages
+from evaluator.trusted.evaluate import import_around, import_stages
 from evaluator.trusted.flags import apply_integrity_flags, apply_timing_flags, roofline_floor_ms, static_flags
 from evaluator.trusted.speed import reject_implausible_samples, timing_info
 from tests.evaluator.conftest import KERNELS
@@ -478,3 +478,10 @@ def test_the_import_stages_the_kernels_process_reports_are_kept_only_where_they_
     reply = {"stages": {"setup": 0.2, "model": 1.25, "module": "fast", "check": -1, "buffers": float("nan")}}
     assert import_stages(reply) == {"import_setup": 0.2, "import_model": 1.25}
     assert import_stages({"stages": [1, 2]}) == {}
+
+
+def test_the_import_s_wait_and_reply_come_from_a_span_inside_the_harness_s_own():
+    assert import_around({"span": [10.5, 11.75]}, 10.0, 12.0) == {"import_wait": 0.5, "import_reply": 0.25}
+    assert import_around({"span": [9.0, 11.0]}, 10.0, 12.0) == {}  # opened before it was asked
+    assert import_around({"span": [11.0, 10.5]}, 10.0, 12.0) == {}
+    assert import_around({"span": "soon"}, 10.0, 12.0) == {}
