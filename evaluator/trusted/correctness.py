@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import random
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,10 +72,14 @@ class Trials:
     cap: float
     calls: int = 0
     outcomes: list[TrialOutcome] = field(default_factory=list)
+    # Seconds on our clock, summed over the trials: both outputs computed (from the requests to both
+    # replies), and the candidate's relayed into the reference's comparison with its verdict.
+    laps: dict[str, float] = field(default_factory=lambda: {"outputs": 0.0, "relay": 0.0})
 
     def run(self, spec: TrialSpec) -> TrialOutcome | None:
         """One trial; None when the reference is not finite on it (the trial is skipped)."""
         seeds = {"fingerprint_seed": random.getrandbits(48), "input_seed": random.getrandbits(48)}
+        started = time.monotonic()
         reference = self.session.talk
         reference.child.send({"cmd": "expect", "seed": spec.seed, "distribution": spec.distribution, **seeds})
         output_bytes = self.session.problem.output_bytes
@@ -94,6 +99,7 @@ class Trials:
         self.calls += 1
         expected = reference.expect("expected", self.session.timeout(), "computing the expected output")
         produced = self.kernel.expect("output", limit, "correctness")
+        self.laps["outputs"] += time.monotonic() - started
         if not spec.kernelbench and not expected["finite"]:
             self.kernel.request({"cmd": "discard"}, "discarded", self.transfer_limit, "correctness")
             reference.request({"cmd": "drop"}, "dropped", self.session.timeout(), "correctness")
@@ -107,7 +113,9 @@ class Trials:
         outcome.error = structure_error(produced["facts"], expected, self.policy)
         self.check_inputs(produced, expected)
         if outcome.error is None:
+            relayed = time.monotonic()
             verdict = self.relay(seeds["fingerprint_seed"], spec.kernelbench, expected)
+            self.laps["relay"] += time.monotonic() - relayed
             outcome.error = value_error(
                 verdict, produced["fingerprint"], spec, self.policy, numel_of(expected["shape"])
             )

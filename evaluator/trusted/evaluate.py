@@ -265,6 +265,8 @@ class Evaluation:
         check = kernel.request({"cmd": "check"}, "integrity", self.settings.run_timeout, "correctness")
         flags.apply_integrity_flags(self.result, check.get("integrity", {}))
         self.result.durations_s["correctness"] = time.monotonic() - stage
+        laps = {f"correctness_{name}": round(seconds, 4) for name, seconds in trials.laps.items()}
+        self.result.durations_s.update(laps)
         if self.result.error is None:
             self.result.correct = True
             flag_null_outputs(self.result, trials.outcomes)

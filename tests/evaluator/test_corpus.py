@@ -171,6 +171,17 @@ def test_results_follow_the_schema(corpus_results):
     }
 
 
+def test_results_say_where_the_time_went(corpus_results):
+    durations = corpus_results["honest_triton_relu"]["durations_s"]
+    assert {"import_wait", "import_reply", "correctness_outputs", "correctness_relay"} <= set(durations)
+    assert durations["correctness_outputs"] + durations["correctness_relay"] <= durations["correctness"]
+    went = corpus_results["honest_triton_relu"]["timing"]["rounds_ms"]
+    for side in ("candidate", "reference"):
+        assert went[side]["claimed"] <= went[side]["loops"] <= went[side]["turns"]
+        assert went[side]["reported_call"] >= went[side]["claimed"] * 0.99
+    assert went["candidate"]["reported_check"] > 0
+
+
 def test_what_a_kernel_printed_reaches_its_log_even_when_it_dies(corpus_results):
     assert "printed before the crash, without a flush" in corpus_results["crash_segfault"]["log"]
 
