@@ -1,10 +1,12 @@
 """Fingerprint cost on a GPU, side by side in one run: the torch reductions against the one-pass kernel.
 
-    python bench/fingerprint_speed.py OUT.json [--sizes-mib 64,1024,2048] [--repeats 10]
+    python bench/fingerprint_speed.py OUT.json [--sizes-mib 64,1024,2048] [--repeats 10] [--warps 4,8,16]
 
 For each size, a float32 CUDA tensor is fingerprinted the torch way and the one-pass way (after
 prepare_one_pass, as a child of a large problem does); milliseconds per fingerprint (the mean over repeats,
-synchronised), GB/s of the tensor's size, and whether the two fingerprints are `identical`.
+synchronised), GB/s of the tensor's size, and whether the two fingerprints are `identical`. With --warps,
+the one-pass kernel is run again at each number of warps per program (the first is the harness's own
+setting), and each is reported beside the first.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--sizes-mib", default="64,1024,2048")
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--warps", default="")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes_mib.split(",")]
     tensors = {size: torch.randn((size << 20) // 4, device="cuda") for size in sizes}
@@ -51,16 +54,29 @@ def main() -> int:
     if not fp.prepare_one_pass("cuda"):
         logger.error("no Triton: the one-pass kernel cannot run here")
         return 1
+    from evaluator.child import fingerprint_gpu
+
+    torch_prints = {}
     for size, tensor in tensors.items():
         row = rows[size]
         row["one_pass_ms"], row["one_pass"] = per_call_ms(tensor, args.repeats)
-        row["identical"] = identical(row.pop("torch"), row.pop("one_pass"))
+        torch_prints[size] = row.pop("torch")
+        row["identical"] = identical(torch_prints[size], row.pop("one_pass"))
         row["ratio"] = row["one_pass_ms"] / row["torch_ms"]
         row["one_pass_gb_s"] = (size << 20) / 1e9 / (row["one_pass_ms"] / 1e3)
         logger.info(
             "%5d MiB: torch %.2f ms, one pass %.2f ms (%.0f GB/s), ratio %.3f, identical %s",
             size, row["torch_ms"], row["one_pass_ms"], row["one_pass_gb_s"], row["ratio"], row["identical"],
         )  # fmt: skip
+    for warps in [int(w) for w in args.warps.split(",")] if args.warps else []:
+        fingerprint_gpu.NUM_WARPS = warps
+        for size, tensor in tensors.items():
+            ms, printed = per_call_ms(tensor, args.repeats)
+            same = identical(printed, torch_prints[size])
+            rows[size][f"warps_{warps}"] = {"ms": ms, "of_harness": ms / rows[size]["one_pass_ms"]}
+            logger.info("%5d MiB, %2d warps: %.2f ms (%.3f of the harness's setting)", size, warps, ms,
+                        ms / rows[size]["one_pass_ms"])  # fmt: skip
+            rows[size]["identical"] = rows[size]["identical"] and same
     args.out.write_text(json.dumps(list(rows.values()), indent=1))
     return 0 if all(row["identical"] for row in rows.values()) else 1
 

@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 
 ELEMENTS_PER_PROGRAM = 4096
+NUM_WARPS = 4  # Triton's default; bench/fingerprint_speed.py --warps compares others
 TAKES = (torch.float32, torch.float16, torch.bfloat16)
 
 
@@ -71,5 +72,7 @@ def partial_sums(
     programs = -(-count // ELEMENTS_PER_PROGRAM)
     rows = torch.empty((programs, 5), dtype=torch.float64, device=chunk.device)
     params = torch.tensor([count, offset, size], dtype=torch.int64).to(chunk.device)
-    _partial_sums[(programs,)](chunk, w, v, s, t, rows, params, BLOCK=ELEMENTS_PER_PROGRAM)
+    _partial_sums[(programs,)](
+        chunk, w, v, s, t, rows, params, BLOCK=ELEMENTS_PER_PROGRAM, num_warps=NUM_WARPS
+    )
     return rows.sum(dim=0)
