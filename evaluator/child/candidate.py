@@ -209,10 +209,7 @@ class Candidate(Child):
             "pinned": bool(self.slots and self.slots.pinned),
             "integrity": integrity_report,
             "stages": clock.laps,  # seconds
-            "span": [
-                opened,
-                clock.mark,
-            ],  # this command on the host's monotonic clock, which the harness reads
+            "span": [opened, clock.mark],  # on the host's monotonic clock, which the harness reads too
         }
 
     def load_candidate(self) -> type:
