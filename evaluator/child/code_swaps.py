@@ -4,6 +4,7 @@ the same function object, where an identity check sees nothing."""
 from __future__ import annotations
 
 import types
+from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
@@ -69,15 +70,21 @@ class RunsRecord:
         self.functions = functions
         self.objects = list(map(itemgetter(1), functions))
         self.recorded = [tuple(map(id, map(itemgetter(field), functions))) for _, field in FIELDS]
-        self.with_keywords = [found for found in functions if found.keywords is not None]
+        self.keywords = [found.keywords for found in functions if found.keywords is not None]
+        # every keyword-defaults dict's keys and values, in order, as one flat tuple of ids
+        self.keyword_ids = keyword_ids(self.keywords)
 
     def swapped(self) -> set[str]:
         now = [tuple(map(id, map(read, self.objects))) for read, _ in FIELDS]
-        if now == self.recorded and not any(
-            keywords_changed(found.keywords, found.keyword_items) for found in self.with_keywords
-        ):
+        if now == self.recorded and keyword_ids(self.keywords) == self.keyword_ids:
             return set()
         return swapped_runs(self.functions)
+
+
+def keyword_ids(dicts: list[dict]) -> tuple[int, ...]:
+    """The ids of the dicts' keys and values, pair by pair, dict after dict (a value replaced, a key renamed
+    or the same values moved to other keys changes it; so does a pair added or removed)."""
+    return tuple(map(id, chain.from_iterable(chain.from_iterable(map(dict.items, dicts)))))
 
 
 def note_runs(runs: dict[int, Runs], prefix: str, values: dict[str, Any]) -> None:

@@ -31,7 +31,15 @@ import torch
 import torch.nn.modules.module as module_hooks
 
 from evaluator.child.code_swaps import Runs, RunsRecord, note_runs, runs_of
-from evaluator.child.watched import COMPILE_SETS, Watched, record_modules, replaced_since, stale_modules
+from evaluator.child.watched import (
+    COMPILE_SETS,
+    FlatRecord,
+    Watched,
+    flat_record,
+    record_modules,
+    replaced_since,
+    stale_modules,
+)
 
 Namespaces = dict[str, Callable[[], dict[str, Any]]]
 
@@ -289,6 +297,7 @@ class Snapshot:
     task: Namespaces = field(default_factory=dict)
     keep_alive: list[Any] = field(default_factory=list)
     full_seconds: float = 0.0
+    flat: FlatRecord | None = None  # the modules' record in flat sequences (what a full check compares first)
 
     @classmethod
     def take(cls, task: Namespaces | None = None) -> Snapshot:
@@ -305,6 +314,7 @@ class Snapshot:
             task=task,
             keep_alive=keep,
         )
+        snapshot.flat = flat_record(snapshot.modules)
         snapshot.full_seconds = time.perf_counter() - started
         return snapshot
 
@@ -321,7 +331,9 @@ class Snapshot:
             id(found.function): runs_of(found.name, found.function) if found.name in swapped else found
             for found in self.functions.functions
         }
-        self.modules.update(record_modules(keep, runs, stale_modules(self.modules)))
+        stale = stale_modules(self.modules, self.flat or flat_record(self.modules))
+        self.modules.update(record_modules(keep, runs, stale))
+        self.flat = flat_record(self.modules)
         for key, value in call_state().items():
             setattr(self, key, value)
         self.operators = operators_added(self.operators)
@@ -363,7 +375,7 @@ class Snapshot:
         """Everything (after the import, each stage and each timing round); operators: the slow part."""
         report = self.quick()
         keep: list[Any] = []
-        replaced = replaced_since(self.modules)
+        replaced = replaced_since(self.modules, self.flat.suspects() if self.flat else None)
         replaced |= {f"{name} (its code or defaults)" for name in self.functions.swapped()}
         tasks = task_identities(self.task, keep)
         replaced |= {name for name, ident in self.tasks.items() if tasks.get(name) != ident}

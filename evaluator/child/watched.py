@@ -4,10 +4,14 @@ replaced since (evaluator.child.integrity's full check)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
+from operator import attrgetter
+from types import MappingProxyType
 from typing import Any
 
 from evaluator.child.code_swaps import Runs, note_runs
@@ -156,12 +160,14 @@ def module_changes(name: str, module: types.ModuleType, watched: Watched) -> set
     return changed
 
 
-def replaced_since(record: dict[str, Watched]) -> set[str]:
+def replaced_since(record: dict[str, Watched], names: Iterable[str] | None = None) -> set[str]:
     """Names whose object changed since the record (a name gone, or no longer watched, does not count);
-    for the classes, also members added since (they shadow a base's), but those torch.compile sets."""
+    for the classes, also members added since (they shadow a base's), but those torch.compile sets. Only
+    the modules named, where `names` is given (FlatRecord.suspects: those where anything differs)."""
     replaced = set()
     judged: dict[int, set[str]] = {}  # by the class's record, which every module binding it shares
-    for name, watched in record.items():
+    for name in record if names is None else names:
+        watched = record[name]
         module = sys.modules.get(name)
         try:
             namespace = vars(module)
@@ -219,17 +225,142 @@ def class_changes(klass: type, ids: dict[str, int]) -> set[str]:
     return changed
 
 
-def stale_modules(record: dict[str, Watched]) -> list[tuple[str, types.ModuleType]]:
+def stale_modules(record: dict[str, Watched], flat: FlatRecord) -> list[tuple[str, types.ModuleType]]:
     """The watched modules loaded since the record, those with any global added, removed or rebound since
-    (watched or not: one may have become watched), and those where a class changed."""
+    (watched or not: one may have become watched), and those where a class changed (flat: the record's)."""
     stale = []
+    suspects = set(flat.suspects())
     for name, module in watched_modules():
         watched = record.get(name)
         if (
             watched is None
             or id(module) != watched.module_id
             or (tuple(vars(module)), tuple(map(id, vars(module).values()))) != watched.every
-            or replaced_since({name: watched})
+            or (name in suspects and replaced_since(record, [name]))
         ):
             stale.append((name, module))
     return stale
+
+
+def flat_record(record: dict[str, Watched]) -> FlatRecord:
+    """FlatRecord(record), the cyclic collector paused meanwhile: the build makes some hundred thousand
+    references in a few containers, and a full collection over the process's heap falling inside it would
+    cost several times the build (taken before candidate code runs, so no kernel's collection is moved)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return FlatRecord(record)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+class FlatRecord:
+    """A record's identities in flat sequences, compared at once in C: the modules in sys.modules and their
+    classes, each module's watched globals and submodules, each watched class's members, member count and
+    bases, and the names of the modules where names added count. suspects() names the modules where anything
+    differs (usually none), the only ones replaced_since then checks name by name."""
+
+    def __init__(self, record: dict[str, Watched]):
+        self.names = list(record)
+        self.modules = [sys.modules.get(name) for name in self.names]
+        self.module_ids = tuple(watched.module_id for watched in record.values())
+        self.module_types = tuple(watched.module_type for watched in record.values())
+        self.always = {
+            index
+            for index, (module, watched) in enumerate(zip(self.modules, record.values(), strict=True))
+            if module is None or id(module) != watched.module_id
+        }
+        self.keyed = [  # where names added count: the namespace and the names it had
+            (index, vars(module), watched.names)
+            for index, (module, watched) in enumerate(zip(self.modules, record.values(), strict=True))
+            if watched.names and index not in self.always
+        ]
+        self.globals = Flat.of(
+            (vars(module), {**watched.ids, **watched.submodules}, index)
+            for index, (module, watched) in enumerate(zip(self.modules, record.values(), strict=True))
+            if index not in self.always
+        )
+        unique: dict[int, int] = {}  # a class record's id: the class's index in self.classes
+        self.classes: list[tuple[type, dict[str, int]]] = []
+        self.class_modules: list[list[int]] = []
+        bindings = []  # (the class, its bases' id as recorded, the binding module's index)
+        for index, watched in enumerate(record.values()):
+            for attribute, klass in watched.class_objects.items():
+                members = watched.classes[attribute]
+                if unique.setdefault(id(members), len(self.classes)) == len(self.classes):
+                    self.classes.append((klass, members))
+                    self.class_modules.append([])
+                self.class_modules[unique[id(members)]].append(index)
+                bindings.append((klass, watched.bases[attribute], index))
+        self.bound = [klass for klass, _, _ in bindings]
+        self.bases = tuple(bases for _, bases, _ in bindings)
+        self.binders = [index for _, _, index in bindings]
+        # Each class's members as recorded, in its dict's order: compared in that order, without a lookup
+        self.proxies = [vars(klass) for klass, _ in self.classes]
+        self.member_keys = tuple(chain.from_iterable(members for _, members in self.classes))
+        self.member_ids = tuple(chain.from_iterable(members.values() for _, members in self.classes))
+        sizes = [len(members) for _, members in self.classes]
+        self.member_owners = list(chain.from_iterable(map(repeat, range(len(sizes)), sizes)))
+
+    def suspects(self) -> list[str]:
+        """The modules where any recorded identity differs now, in the record's order."""
+        found = set(self.always)
+        found |= {index for index, namespace, names in self.keyed if namespace.keys() - names}
+        found |= differing(tuple(map(id, map(sys.modules.get, self.names))), self.module_ids)
+        found |= differing(tuple(map(id, map(type, self.modules))), self.module_types)
+        found |= self.globals.changed(dict.get)
+        found |= {self.binders[at] for at in differing(tuple(map(id, map(BASES, self.bound))), self.bases)}
+        found |= {index for at in self.changed_classes() for index in self.class_modules[at]}
+        return [self.names[index] for index in sorted(found)]
+
+    def changed_classes(self) -> set[int]:
+        """The classes (their index) with a member replaced, added or removed, or moved in their dict."""
+        if tuple(chain.from_iterable(self.proxies)) != self.member_keys:  # one added, removed or moved
+            return {
+                at
+                for at, (proxy, (_, members)) in enumerate(zip(self.proxies, self.classes, strict=True))
+                if tuple(proxy) != tuple(members) or tuple(map(id, proxy.values())) != tuple(members.values())
+            }
+        now = tuple(map(id, chain.from_iterable(map(MappingProxyType.values, self.proxies))))
+        return {self.member_owners[at] for at in differing(now, self.member_ids)}
+
+
+@dataclass
+class Flat:
+    """Mappings, keys and the ids recorded under them, with what each entry belongs to (its owner)."""
+
+    mappings: list[Any]
+    keys: list[str]
+    ids: tuple[int, ...]
+    owners: list[int]
+
+    @classmethod
+    def of(cls, groups: Iterable[tuple[Any, dict[str, int], int]]) -> Flat:
+        """From (a mapping, the ids recorded under its keys, their owner) groups, joined in C."""
+        groups = list(groups)
+        if not groups:
+            return cls([], [], (), [])
+        mappings, recorded, owners = zip(*groups, strict=True)
+        sizes = list(map(len, recorded))
+        return cls(
+            list(chain.from_iterable(map(repeat, mappings, sizes))),
+            list(chain.from_iterable(recorded)),
+            tuple(chain.from_iterable(ids.values() for ids in recorded)),
+            list(chain.from_iterable(map(repeat, owners, sizes))),
+        )
+
+    def changed(self, get: Any) -> set[int]:
+        """The owners of the entries whose id differs now (get: the mappings' own get method)."""
+        now = tuple(map(id, map(get, self.mappings, self.keys, repeat(MISSING))))
+        return {self.owners[at] for at in differing(now, self.ids)}
+
+
+BASES = attrgetter("__bases__")
+
+
+def differing(now: tuple, recorded: tuple) -> set[int]:
+    """The positions where two tuples of ids differ (none, at C speed, where they are equal)."""
+    if now == recorded:
+        return set()
+    return {at for at, (a, b) in enumerate(zip(now, recorded, strict=True)) if a != b}
