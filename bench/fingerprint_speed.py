@@ -1,12 +1,12 @@
 """Fingerprint cost on a GPU, side by side in one run: the torch reductions against the one-pass kernel.
 
-    python bench/fingerprint_speed.py OUT.json [--sizes-mib 64,1024] [--repeats 10] [--variants 8:0,4:1024]
+    python bench/fingerprint_speed.py OUT.json [--sizes-mib 64,1024,2048] [--repeats 10] [--warps 4,8,16]
 
 For each size, a float32 CUDA tensor is fingerprinted the torch way and the one-pass way (after
 prepare_one_pass, as a child of a large problem does); milliseconds per fingerprint (the mean over repeats,
-synchronised), GB/s of the tensor's size, and whether the two fingerprints are `identical`. With --variants
-(WARPS:TILE, evaluator.child.fingerprint_gpu's NUM_WARPS and TILE), the one-pass kernel is run again with
-each setting, each reported against the harness's own and checked against the torch path's fingerprint.
+synchronised), GB/s of the tensor's size, and whether the two fingerprints are `identical`. With --warps,
+the one-pass kernel is run again at each number of warps per program, each reported against the harness's
+own setting (evaluator.child.fingerprint_gpu.NUM_WARPS) and checked against the torch path's fingerprint.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--sizes-mib", default="64,1024,2048")
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--variants", default="")
+    parser.add_argument("--warps", default="")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes_mib.split(",")]
     tensors = {size: torch.randn((size << 20) // 4, device="cuda") for size in sizes}
@@ -68,16 +68,14 @@ def main() -> int:
             "%5d MiB: torch %.2f ms, one pass %.2f ms (%.0f GB/s), ratio %.3f, identical %s",
             size, row["torch_ms"], row["one_pass_ms"], row["one_pass_gb_s"], row["ratio"], row["identical"],
         )  # fmt: skip
-    for variant in args.variants.split(",") if args.variants else []:
-        warps, tile = (int(part) for part in variant.split(":"))
-        fingerprint_gpu.NUM_WARPS, fingerprint_gpu.TILE = warps, tile
+    for warps in [int(w) for w in args.warps.split(",")] if args.warps else []:
+        fingerprint_gpu.NUM_WARPS = warps
         for size, tensor in tensors.items():
             ms, printed = per_call_ms(tensor, args.repeats)
             same = identical(printed, torch_prints[size])
-            ratio = ms / rows[size]["one_pass_ms"]
-            rows[size][f"warps_{warps}_tile_{tile}"] = {"ms": ms, "of_harness": ratio, "identical": same}
-            logger.info("%5d MiB, %2d warps, tile %4d: %.2f ms (%.3f of the harness's setting), identical %s",
-                        size, warps, tile, ms, ratio, same)  # fmt: skip
+            rows[size][f"warps_{warps}"] = {"ms": ms, "of_harness": ms / rows[size]["one_pass_ms"]}
+            logger.info("%5d MiB, %2d warps: %.2f ms (%.3f of the harness's setting)", size, warps, ms,
+                        ms / rows[size]["one_pass_ms"])  # fmt: skip
             rows[size]["identical"] = rows[size]["identical"] and same
     args.out.write_text(json.dumps(list(rows.values()), indent=1))
     return 0 if all(row["identical"] for row in rows.values()) else 1

@@ -16,11 +16,7 @@ import triton
 import triton.language as tl
 
 ELEMENTS_PER_PROGRAM = 4096
-# How the kernel runs (bench/fingerprint_speed.py --variants compares settings side by side): warps per
-# program (Triton's default), and TILE: 0 holds a program's elements in registers at once, a power of two
-# below ELEMENTS_PER_PROGRAM walks them a tile at a time into per-lane float64 sums.
-NUM_WARPS = 4
-TILE = 0
+NUM_WARPS = 4  # Triton's default; bench/fingerprint_speed.py --warps compares others
 TAKES = (torch.float32, torch.float16, torch.bfloat16)
 
 
@@ -59,51 +55,6 @@ def _partial_sums(x_ptr, w_ptr, v_ptr, s_ptr, t_ptr, out_ptr, params_ptr, BLOCK:
     tl.store(row + 4, tl.sum(clean * weight.to(tl.float64), axis=0))
 
 
-@triton.jit
-def _partial_sums_tiled(
-    x_ptr, w_ptr, v_ptr, s_ptr, t_ptr, out_ptr, params_ptr, BLOCK: tl.constexpr, TILE: tl.constexpr
-):
-    """_partial_sums' row, its elements read TILE at a time into per-lane float64 sums, summed at the end
-    (fewer values live at once; the same sums to rounding)."""
-    pid = tl.program_id(0)
-    count = tl.load(params_ptr)
-    offset = tl.load(params_ptr + 1)
-    size = tl.load(params_ptr + 2)
-    first = offset + pid.to(tl.int64) * BLOCK
-    first_block = first // size
-    start = first - first_block * size
-    total = tl.zeros([TILE], dtype=tl.float64)
-    absolute = tl.zeros([TILE], dtype=tl.float64)
-    squares = tl.zeros([TILE], dtype=tl.float64)
-    nonfinite = tl.zeros([TILE], dtype=tl.float64)
-    projected = tl.zeros([TILE], dtype=tl.float64)
-    for tile in tl.static_range(BLOCK // TILE):
-        lanes = tile * TILE + tl.arange(0, TILE)
-        local = pid.to(tl.int64) * BLOCK + lanes
-        inside = local < count
-        x = tl.load(x_ptr + local, mask=inside, other=0.0).to(tl.float32)
-        finite = (x == x) & (tl.abs(x) < float("inf"))
-        clean = tl.where(finite, x, 0.0).to(tl.float64)
-        within = start + lanes
-        over = within >= size
-        within = tl.where(over, within - size, within)
-        block = first_block + over.to(tl.int64)
-        weight = tl.load(s_ptr + block, mask=inside, other=0.0) * tl.load(
-            w_ptr + within, mask=inside, other=0.0
-        ) + tl.load(t_ptr + block, mask=inside, other=0.0) * tl.load(v_ptr + within, mask=inside, other=0.0)
-        total += clean
-        absolute += tl.abs(clean)
-        squares += clean * clean
-        nonfinite += (inside & ~finite).to(tl.float64)
-        projected += clean * weight.to(tl.float64)
-    row = out_ptr + pid * 5
-    tl.store(row, tl.sum(total, axis=0))
-    tl.store(row + 1, tl.sum(absolute, axis=0))
-    tl.store(row + 2, tl.sum(squares, axis=0))
-    tl.store(row + 3, tl.sum(nonfinite, axis=0))
-    tl.store(row + 4, tl.sum(projected, axis=0))
-
-
 def takes(chunk: torch.Tensor) -> bool:
     """Whether this kernel reads the chunk exactly: a contiguous tensor of a float type up to 32 bits."""
     return chunk.dtype in TAKES and chunk.is_contiguous()
@@ -121,12 +72,7 @@ def partial_sums(
     programs = -(-count // ELEMENTS_PER_PROGRAM)
     rows = torch.empty((programs, 5), dtype=torch.float64, device=chunk.device)
     params = torch.tensor([count, offset, size], dtype=torch.int64).to(chunk.device)
-    if TILE:
-        _partial_sums_tiled[(programs,)](
-            chunk, w, v, s, t, rows, params, BLOCK=ELEMENTS_PER_PROGRAM, TILE=TILE, num_warps=NUM_WARPS
-        )
-    else:
-        _partial_sums[(programs,)](
-            chunk, w, v, s, t, rows, params, BLOCK=ELEMENTS_PER_PROGRAM, num_warps=NUM_WARPS
-        )
+    _partial_sums[(programs,)](
+        chunk, w, v, s, t, rows, params, BLOCK=ELEMENTS_PER_PROGRAM, num_warps=NUM_WARPS
+    )
     return rows.sum(dim=0)
