@@ -62,12 +62,7 @@ def where_time_goes(results: list[dict]) -> dict:
     """Medians over the correct results: each durations_s entry, and the seconds beyond the timed calls
     (issue 11: at most 5 s for a pure-PyTorch candidate), with how many are within 5 s."""
     correct = [r for r in results if r.get("correct")]
-    stages = sorted({key for r in correct for key in r.get("durations_s") or {}})
-    medians = {
-        key: round(statistics.median(values), 3)
-        for key in stages
-        if (values := [r["durations_s"][key] for r in correct if key in r["durations_s"]])
-    }
+    medians = key_medians([r.get("durations_s") or {} for r in correct], 3)
     beyond = [
         r["durations_s"]["total"] - timed
         for r in correct
@@ -86,15 +81,18 @@ def rounds_medians(results: list[dict]) -> dict:
     """Per side, the median over the results of each entry of timing.rounds_ms (harness 2.14.0 on): the
     turns and loops on the harness's clock, the claimed calls and each phase the side's process reported."""
     went = [(r.get("timing") or {}).get("rounds_ms") or {} for r in results]
-    medians: dict = {}
-    for side in ("candidate", "reference"):
-        names = sorted({name for sides in went for name in sides.get(side, {})})
-        medians[side] = {
-            name: round(statistics.median(values), 1)
-            for name in names
-            if (values := [sides[side][name] for sides in went if name in sides.get(side, {})])
-        }
-    return medians
+    return {
+        side: key_medians([sides.get(side, {}) for sides in went], 1) for side in ("candidate", "reference")
+    }
+
+
+def key_medians(mappings: list[dict], digits: int) -> dict:
+    """Each key's median over the mappings that have it, rounded to digits, keys in order."""
+    keys = sorted({key for mapping in mappings for key in mapping})
+    return {
+        key: round(statistics.median(mapping[key] for mapping in mappings if key in mapping), digits)
+        for key in keys
+    }
 
 
 def summary(rows: list[dict]) -> dict:

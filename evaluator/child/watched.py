@@ -266,20 +266,19 @@ class FlatRecord:
         self.modules = [sys.modules.get(name) for name in self.names]
         self.module_ids = tuple(watched.module_id for watched in record.values())
         self.module_types = tuple(watched.module_type for watched in record.values())
+        entries = list(enumerate(zip(self.modules, record.values(), strict=True)))
         self.always = {
-            index
-            for index, (module, watched) in enumerate(zip(self.modules, record.values(), strict=True))
-            if module is None or id(module) != watched.module_id
+            index for index, (module, watched) in entries if module is None or id(module) != watched.module_id
         }
-        self.keyed = [  # where names added count: the namespace and the names it had
-            (index, vars(module), watched.names)
-            for index, (module, watched) in enumerate(zip(self.modules, record.values(), strict=True))
-            if watched.names and index not in self.always
+        present = [
+            (index, vars(module), watched) for index, (module, watched) in entries if index not in self.always
+        ]
+        # where names added count: the namespace and the names it had
+        self.keyed = [
+            (index, namespace, watched.names) for index, namespace, watched in present if watched.names
         ]
         self.globals = Flat.of(
-            (vars(module), {**watched.ids, **watched.submodules}, index)
-            for index, (module, watched) in enumerate(zip(self.modules, record.values(), strict=True))
-            if index not in self.always
+            (namespace, {**watched.ids, **watched.submodules}, index) for index, namespace, watched in present
         )
         unique: dict[int, int] = {}  # a class record's id: the class's index in self.classes
         self.classes: list[tuple[type, dict[str, int]]] = []
