@@ -156,6 +156,9 @@ def main() -> int:
                     report["kernelbench_build"]["wall_s"], report["kernelbench_eval"]["wall_s"],
                     report["ratio_cold"])  # fmt: skip
     if "cached" in passes:  # last, so that a stage cap cuts the least important figure
+        if not any((args.out / "ours-cache").glob("*")):  # else it would time a cold pass as a cached one
+            logger.error("no cache in %s: run the cold pass with the same OUT first", args.out / "ours-cache")
+            return 1
         report["ours_cached"] = ours(manifest, args.out / "ours-cached", args.out / "ours-cache", args.jobs)
         if "kernelbench_eval" in report:
             report["ratio_cached"] = report["ours_cached"]["wall_s"] / kernelbench_cold(report)

@@ -1,17 +1,22 @@
 """Fingerprint cost on a GPU, side by side in one run: the torch reductions against the one-pass kernel.
 
     python bench/fingerprint_speed.py OUT.json [--sizes-mib 64,1024,2048] [--repeats 10] [--warps 4,8,16]
+                                      [--other PATH]
 
 For each size, a float32 CUDA tensor is fingerprinted the torch way and the one-pass way (after
 prepare_one_pass, as a child of a large problem does); milliseconds per fingerprint (the mean over repeats,
 synchronised), GB/s of the tensor's size, and whether the two fingerprints are `identical`. With --warps,
 the one-pass kernel is run again at each number of warps per program, each reported against the harness's
 own setting (evaluator.child.fingerprint_gpu.NUM_WARPS) and checked against the torch path's fingerprint.
+With --other (another checkout, e.g. an earlier commit's `git worktree`), that tree's one-pass kernel is timed
+beside this tree's, alternating call by call on the same tensor and weights: milliseconds of each, the
+ratio (this tree's over the other's) and whether their five sums agree.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import sys
@@ -38,6 +43,41 @@ def per_call_ms(tensor: torch.Tensor, repeats: int) -> tuple[float, list[float]]
     return (time.perf_counter() - started) * 1e3 / repeats, printed
 
 
+def kernel_of(tree: Path):
+    """evaluator/child/fingerprint_gpu.py of another checkout, loaded under a name of its own."""
+    spec = importlib.util.spec_from_file_location(
+        "other_fingerprint_gpu", tree / "evaluator" / "child" / "fingerprint_gpu.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def against_other(tensor: torch.Tensor, tree: Path, repeats: int) -> dict:
+    """This tree's one-pass sums against the other tree's, call by call on the same data and weights."""
+    from evaluator.child import fingerprint_gpu
+
+    flat = tensor.reshape(-1)
+    size = min(fp.BLOCK, flat.numel())
+    weights = fp.projection_weights(7, size, -(-flat.numel() // size), str(flat.device))
+    sync = torch.cuda.synchronize if flat.is_cuda else (lambda: None)
+    kernels = {"this": fingerprint_gpu, "other": kernel_of(tree)}
+    sums = {name: kernel.partial_sums(flat, 0, weights, size) for name, kernel in kernels.items()}  # warm
+    spent = dict.fromkeys(kernels, 0.0)
+    for _ in range(repeats):
+        for name, kernel in kernels.items():
+            sync()
+            started = time.perf_counter()
+            kernel.partial_sums(flat, 0, weights, size)
+            sync()
+            spent[name] += (time.perf_counter() - started) * 1e3 / repeats
+    agree = bool(torch.allclose(sums["this"], sums["other"], rtol=1e-9, atol=1e-6))
+    ratio = spent["this"] / spent["other"]
+    logger.info("%5d MiB: this tree %.3f ms, the other %.3f ms, ratio %.3f, sums agree %s",
+                tensor.numel() * 4 >> 20, spent["this"], spent["other"], ratio, agree)  # fmt: skip
+    return {"this_ms": spent["this"], "other_ms": spent["other"], "ratio": ratio, "agree": agree}
+
+
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     parser = argparse.ArgumentParser()
@@ -45,6 +85,7 @@ def main() -> int:
     parser.add_argument("--sizes-mib", default="64,1024,2048")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--warps", default="")
+    parser.add_argument("--other", type=Path, default=None, help="another checkout's one-pass kernel beside")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes_mib.split(",")]
     tensors = {size: torch.randn((size << 20) // 4, device="cuda") for size in sizes}
@@ -77,8 +118,12 @@ def main() -> int:
             logger.info("%5d MiB, %2d warps: %.2f ms (%.3f of the harness's setting)", size, warps, ms,
                         ms / rows[size]["one_pass_ms"])  # fmt: skip
             rows[size]["identical"] = rows[size]["identical"] and same
+    if args.other:
+        for size, tensor in tensors.items():
+            rows[size]["other"] = against_other(tensor, args.other, args.repeats)
     args.out.write_text(json.dumps(list(rows.values()), indent=1))
-    return 0 if all(row["identical"] for row in rows.values()) else 1
+    agree = all(row.get("other", {}).get("agree", True) for row in rows.values())
+    return 0 if agree and all(row["identical"] for row in rows.values()) else 1
 
 
 if __name__ == "__main__":

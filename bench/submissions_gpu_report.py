@@ -39,6 +39,7 @@ def result_row(result: TaskResult) -> dict:
         "runtime_ms": result.raw.get("runtime_ms"),  # the candidate's samples: what its timed calls took
         "baseline_ms": result.raw.get("baseline_ms"),
         "resources": result.raw.get("resources"),  # bytes per call and each process's peaks
+        "timing": result.raw.get("timing"),  # rounds_ms: where each side's rounds went
     }
 
 

@@ -4,7 +4,7 @@ Importable without Django and without torch: the parent-side orchestration impor
 RQ worker only ever launches ``python -m evaluator`` as a subprocess.
 """
 
-HARNESS_VERSION = "2.14.0"
+HARNESS_VERSION = "2.15.0"
 RESULT_SCHEMA = 1
 
 __all__ = ["HARNESS_VERSION", "RESULT_SCHEMA"]

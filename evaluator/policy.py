@@ -48,7 +48,10 @@ KERNEL_LOOP_CORES = {"cpu": 1.02, "cuda": 1.2}
 # shared host's scheduling moves one side's wake-ups by more (an honest kernel once exceeded by 1 ms: one
 # round of 5 calls, other work beside it), the candidate's samples are raised by the excess instead, where
 # it passes this margin (speed.samples): a kernel rewriting its records to 0.45x reads about as fast as it is.
-UNCLAIMED_CALL = {"cuda": ((0.25, 0.03), (0.1, 0.02))}
+# Honest kernels on an H100 (2026-12-07, harness 2.14.0, ~50 results on KernelBench level-2 problems and the
+# corpus) read -0.105 to +0.122 ms; the same honest L2/6 kernel +0.051 in one batch and +0.122 in the next
+# (a 0.89 ms call): the suspect floor sits above that spread. The forgers of the corpus read +1.6 to +20 ms.
+UNCLAIMED_CALL = {"cuda": ((0.25, 0.03), (0.15, 0.02))}
 # On a GPU the candidate's calls beyond their claims that many ms *below* the baselines' (a median): its
 # process answered the harness's handshake itself (honest kernels on an H100: -0.055 to +0.009 ms).
 ANSWERED_ITSELF_MS = 0.15

@@ -18,7 +18,7 @@ import torch
 from evaluator.child import inputs, integrity, timing
 from evaluator.child.channel import Slots, chunks
 from evaluator.child.failures import StageFailure, TaskFailure, classify_exception
-from evaluator.child.fingerprint import fingerprint, identical, input_prints, prepare_one_pass
+from evaluator.child.fingerprint import fingerprint, identical, input_prints, prepare_one_pass, warm_triton
 from evaluator.child.flat import flat_range
 from evaluator.child.process import Child, load_module
 from evaluator.clock import StageClock
@@ -145,6 +145,8 @@ class Candidate(Child):
         # Started ahead of its turn, the process records what its full checks compare now, while another
         # kernel runs (about half a second); its import then only brings the record up to date.
         self.boot_snapshot = None
+        if self.device == "cuda" and self.spec["role"] != "build":
+            warm_triton()  # before the snapshot at boot: it may import modules the snapshot then covers
         if self.spec.get("snapshot_at_boot"):
             self.boot_snapshot = integrity.Snapshot.take(integrity.task_namespaces(self.task, None))
         self.emit({"event": "ready"})
@@ -172,11 +174,13 @@ class Candidate(Child):
         opened = clock.mark
         if self.device == "cuda":
             torch.ones(1, device="cuda").add_(1)
-            if message.get("one_pass"):  # Triton loaded and the kernel compiled before the snapshot
-                prepare_one_pass(self.device)
             torch.cuda.synchronize()
         inputs.bind_generators(self.device)  # before any candidate code: seeding calls nothing it can reach
-        clock.lap("setup")  # the device's context and the one-pass kernel
+        clock.lap("setup")  # the device's context
+        if self.device == "cuda" and message.get("one_pass"):  # loaded before the snapshot
+            prepare_one_pass(self.device)
+            torch.cuda.synchronize()
+        clock.lap("one_pass")
         self.reference = None
         if not self.plan.interleaved:  # KernelBench runs the task's Model first in the kernel's process
             arguments = inputs.init_inputs(self.get_init_inputs, self.device)

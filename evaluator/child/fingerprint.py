@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import functools
+import importlib
 import logging
 import math
 import os
@@ -74,6 +75,26 @@ def prepare_one_pass(device: str, cache_dir: str | None = None) -> bool:
         logger.exception("the one-pass fingerprint kernel does not run here; torch reductions instead")
         _one_pass = None
     return _one_pass is not None
+
+
+def warm_triton() -> bool:
+    """Triton's hash of its own installation, computed now: its first kernel launch in a process computes it
+    even when the kernel is in the cache (hashing a library of some 500 MB: about 0.35 s on the development
+    machine). CPU work alone, so a process started ahead of its turn does it while another kernel runs;
+    where Triton or the function is missing (it moved between releases), nothing."""
+    for name in ("triton.runtime.cache", "triton.compiler.compiler"):
+        try:
+            key = getattr(importlib.import_module(name), "triton_key", None)
+        except ImportError:
+            return False
+        if callable(key):
+            try:
+                key()
+            except Exception:  # noqa: BLE001 - a warm-up only: the launch computes it again if it must
+                logger.exception("Triton's installation key could not be computed ahead")
+                return False
+            return True
+    return False
 
 
 @contextlib.contextmanager

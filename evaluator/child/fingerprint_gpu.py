@@ -25,28 +25,37 @@ def _partial_sums(x_ptr, w_ptr, v_ptr, s_ptr, t_ptr, out_ptr, params_ptr, BLOCK:
     """Row pid of out: Σx, Σ|x|, Σx², the non-finite count and Σx·weight over this program's elements
     (non-finite values count as zero in the sums); weight = s[block]·w[i] + t[block]·v[i] for element i of
     projection block `block`, at the element's position in the whole tensor. params holds (count, offset,
-    size) as int64, so one compiled kernel serves every size and offset."""
+    size) as int64, so one compiled kernel serves every size and offset. Per element only 32-bit index
+    arithmetic: the program's 64-bit positions are scalars, and its BLOCK elements (BLOCK <= size) reach at
+    most into the next projection block, whose two scales are loaded once."""
     pid = tl.program_id(0)
     count = tl.load(params_ptr)
     offset = tl.load(params_ptr + 1)
     size = tl.load(params_ptr + 2)
+    start = pid.to(tl.int64) * BLOCK
     lanes = tl.arange(0, BLOCK)
-    local = pid.to(tl.int64) * BLOCK + lanes
-    inside = local < count
-    x = tl.load(x_ptr + local, mask=inside, other=0.0).to(tl.float32)
+    present = tl.minimum(count - start, BLOCK).to(tl.int32)  # this program's elements, at most BLOCK
+    inside = lanes < present
+    x = tl.load(x_ptr + start + lanes, mask=inside, other=0.0).to(tl.float32)
     finite = (x == x) & (tl.abs(x) < float("inf"))
     clean = tl.where(finite, x, 0.0).to(tl.float64)
-    # One division per program, none per element: the program's first position gives its projection
-    # block, and its BLOCK elements (BLOCK <= size) reach at most into the next one.
-    first = offset + pid.to(tl.int64) * BLOCK
+    first = offset + start  # the program's first position in the whole tensor
     first_block = first // size
-    within = first - first_block * size + lanes
-    over = within >= size
-    within = tl.where(over, within - size, within)
-    block = first_block + over.to(tl.int64)
-    weight = tl.load(s_ptr + block, mask=inside, other=0.0) * tl.load(
-        w_ptr + within, mask=inside, other=0.0
-    ) + tl.load(t_ptr + block, mask=inside, other=0.0) * tl.load(v_ptr + within, mask=inside, other=0.0)
+    first_within = (first - first_block * size).to(tl.int32)
+    span = size.to(tl.int32)
+    crosses = first_within + present > span  # some element lies in the next projection block
+    within = first_within + lanes
+    over = within >= span
+    within = tl.where(over, within - span, within)
+    scale_s = tl.where(
+        over, tl.load(s_ptr + first_block + 1, mask=crosses, other=0.0), tl.load(s_ptr + first_block)
+    )
+    scale_t = tl.where(
+        over, tl.load(t_ptr + first_block + 1, mask=crosses, other=0.0), tl.load(t_ptr + first_block)
+    )
+    weight = scale_s * tl.load(w_ptr + within, mask=inside, other=0.0) + scale_t * tl.load(
+        v_ptr + within, mask=inside, other=0.0
+    )
     row = out_ptr + pid * 5
     tl.store(row, tl.sum(clean, axis=0))
     tl.store(row + 1, tl.sum(tl.abs(clean), axis=0))

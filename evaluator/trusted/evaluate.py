@@ -153,7 +153,7 @@ def recover(session: TaskSession, result: Result) -> None:
         session.failure = stop
 
 
-IMPORT_STAGES = ("setup", "snapshot", "module", "model", "buffers", "check")
+IMPORT_STAGES = ("setup", "one_pass", "snapshot", "module", "model", "buffers", "check")
 
 
 def import_stages(imported: dict[str, Any]) -> dict[str, float]:

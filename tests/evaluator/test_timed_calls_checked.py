@@ -105,8 +105,10 @@ def test_on_a_gpu_calls_longer_on_the_harness_clock_than_claimed_are_forged():
     assert unclaimed(honest, "cuda") == {}
     shrunk = turns([0.9] * 9, [2.3] * 9, [2.0] * 9, [2.32] * 9)  # records rewritten to 0.45x
     assert unclaimed(shrunk, "cuda") == {"timing_forged": "hack"}
-    slightly = turns([1.85] * 9, [2.3] * 9, [2.0] * 9, [2.3] * 9)  # 0.15 ms a call: a suspect
+    slightly = turns([1.8] * 9, [2.3] * 9, [2.0] * 9, [2.3] * 9)  # 0.2 ms a call: a suspect
     assert unclaimed(slightly, "cuda") == {"timing_forged": "suspect"}
+    spread = turns([0.89] * 9, [1.61] * 9, [0.89] * 9, [1.49] * 9)  # +0.12 ms: an honest kernel's, measured
+    assert unclaimed(spread, "cuda") == {}
     answered = turns([2.0] * 9, [2.05] * 9, [2.0] * 9, [2.5] * 9)  # its process skipped the harness's span
     assert unclaimed(answered, "cuda") == {"timing_forged": "suspect"}
 
