@@ -261,7 +261,10 @@ class Reference(Child):
         records: dict[str, list] = {}
         self.announce("start")
         for name in names:
-            records[name] = [record.to_json() for record in loop.run(variants[name], self.feed(message))]
+            timed = loop.run(variants[name], self.feed(message))
+            written = timing.now_ns()
+            records[name] = [record.to_json() for record in timed]
+            loop.lap("records", written)
         self.announce("end")
         # The allocator's blocks stay cached to the next round, as the candidate's do: emptied here, every
         # round's first call paid for new device memory (on the baseline's side alone: up to 5x a call).

@@ -147,7 +147,8 @@ class Loop:
     ready: Callable[[], Any] | None = None  # hardened: the harness told, its clock started, before a call
     # Where this process's loops spent their time, summed per phase in ms: drawing a call's inputs (its seed
     # asked for included), `before`, the `go` handshake, the call (flush and syncs included), the
-    # fingerprint (its seed asked for included), `observe`, the collection; warm-up calls as one phase.
+    # fingerprint (its seed asked for included), `observe`, the collection; warm-up calls as one phase;
+    # `freeze`, the collection and freeze of the heap before a timed loop.
     # Each side reports its own, for the record only: nothing is judged on them (the harness's clock is).
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -158,7 +159,9 @@ class Loop:
         where the harness lets go of what a call left, before the next call's seed is known, never while its
         inputs are drawn. Collected there after every call, cycles a call made (perhaps holding device
         memory) never outlive it, as with the collector on (about 0.06 ms a call on a frozen heap)."""
+        started = _perf_counter_ns()
         with collector_off():
+            self.lap("freeze" if keep else "warmup", started)  # the collection before the heap is frozen
             return self.calls(fn, feeds, keep)
 
     def calls(self, fn: Variant, feeds: Iterable[tuple[int, list[Any]]], keep: bool) -> list[CallRecord]:

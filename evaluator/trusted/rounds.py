@@ -216,7 +216,21 @@ def served_one_by_one(message: dict[str, Any], variants: int) -> tuple[dict[str,
     return sent, served
 
 
-PHASES = frozenset({"inputs", "before", "go", "call", "fingerprint", "observe", "collect", "warmup", "check"})
+PHASES = frozenset(
+    {
+        "inputs",
+        "before",
+        "go",
+        "call",
+        "fingerprint",
+        "observe",
+        "collect",
+        "warmup",
+        "check",
+        "freeze",
+        "records",
+    }
+)
 
 
 def reported_phases(reply: dict[str, Any]) -> dict[str, float]:

@@ -235,7 +235,7 @@ def test_a_loop_says_where_its_time_went_phase_by_phase_and_the_harness_keeps_kn
     assert phases["warmup"] >= 30
     assert phases["call"] >= 60
     assert phases["fingerprint"] >= 40
-    assert {"inputs", "before", "go", "observe", "collect"} <= set(phases)
+    assert {"inputs", "before", "go", "observe", "collect", "freeze"} <= set(phases)
     reply = {"phases_ms": {**phases, "made_up": 1.0, "observe": float("nan"), "collect": -1}}
     kept = reported_phases(reply)
     assert set(kept) == set(phases) - {"observe", "collect"}
