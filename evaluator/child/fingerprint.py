@@ -85,8 +85,8 @@ def warm_triton() -> bool:
     for name in ("triton.runtime.cache", "triton.compiler.compiler"):
         try:
             key = getattr(importlib.import_module(name), "triton_key", None)
-        except ImportError:
-            return False
+        except ImportError:  # no Triton, or not this module in this release
+            continue
         if callable(key):
             try:
                 key()
