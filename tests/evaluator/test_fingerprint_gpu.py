@@ -126,3 +126,13 @@ def test_a_booting_process_computes_tritons_installation_key_ahead_of_its_first_
     first, second = (json.loads(line) for line in done.stdout.splitlines()[-2:])
     assert first == [0, True, 1, 0]  # computed once, by the warm-up
     assert second == [1]  # the launch's own call finds it
+
+
+def test_without_triton_the_warm_up_does_nothing(monkeypatch):
+    from evaluator.child import fingerprint as fp
+
+    def missing(name):
+        raise ModuleNotFoundError(name)
+
+    monkeypatch.setattr(fp.importlib, "import_module", missing)
+    assert fp.warm_triton() is False
