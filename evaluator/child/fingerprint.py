@@ -77,24 +77,32 @@ def prepare_one_pass(device: str, cache_dir: str | None = None) -> bool:
     return _one_pass is not None
 
 
-def warm_triton() -> bool:
-    """Triton's hash of its own installation, computed now: its first kernel launch in a process computes it
-    even when the kernel is in the cache (hashing a library of some 500 MB: about 0.35 s on the development
-    machine). CPU work alone, so a process started ahead of its turn does it while another kernel runs;
-    where Triton or the function is missing (it moved between releases), nothing."""
+def triton_key_function() -> Any:
+    """Triton's function hashing its own installation (it moved between releases), or None without it."""
     for name in ("triton.runtime.cache", "triton.compiler.compiler"):
         try:
             key = getattr(importlib.import_module(name), "triton_key", None)
         except ImportError:  # no Triton, or not this module in this release
             continue
         if callable(key):
-            try:
-                key()
-            except Exception:  # noqa: BLE001 - a warm-up only: the launch computes it again if it must
-                logger.exception("Triton's installation key could not be computed ahead")
-                return False
-            return True
-    return False
+            return key
+    return None
+
+
+def warm_triton() -> bool:
+    """Triton's hash of its own installation, computed now: its first kernel launch in a process computes it
+    even when the kernel is in the cache (hashing a library of some 500 MB: about 0.35 s on the development
+    machine). CPU work alone, so a process started ahead of its turn does it while another kernel runs;
+    where Triton or the function is missing, nothing."""
+    key = triton_key_function()
+    if key is None:
+        return False
+    try:
+        key()
+    except Exception:  # noqa: BLE001 - a warm-up only: the launch computes it again if it must
+        logger.exception("Triton's installation key could not be computed ahead")
+        return False
+    return True
 
 
 @contextlib.contextmanager

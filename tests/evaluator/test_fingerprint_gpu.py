@@ -101,16 +101,10 @@ def test_every_element_is_weighted_by_its_own_projection_block():
 
 WARM = textwrap.dedent(
     """
-    import importlib, json
+    import json
     from evaluator.child import fingerprint as fp
 
-    def key_function():
-        for name in ("triton.runtime.cache", "triton.compiler.compiler"):
-            found = getattr(importlib.import_module(name), "triton_key", None)
-            if callable(found):
-                return found
-
-    key = key_function()
+    key = fp.triton_key_function()
     before = key.cache_info().currsize
     warmed = fp.warm_triton()
     print(json.dumps([before, warmed, key.cache_info().currsize, key.cache_info().hits]))
@@ -135,4 +129,5 @@ def test_without_triton_the_warm_up_does_nothing(monkeypatch):
         raise ModuleNotFoundError(name)
 
     monkeypatch.setattr(fp.importlib, "import_module", missing)
+    assert fp.triton_key_function() is None
     assert fp.warm_triton() is False
